@@ -1,0 +1,260 @@
+"""`TensorArray`: a list of same-dtype tensors that loops can grow.
+
+A TensorArray is a composite of one ``variant`` tensor, its *flow*, whose
+value at run time is a Python list of numpy values. Every op returns a new
+list (the old one is never changed), so a TensorArray can be a loop variable
+and the results are the same eagerly and in graphs. As in TensorFlow 2,
+``write``/``scatter``/``unstack`` return the new TensorArray: write
+``ta = ta.write(i, x)``.
+
+    >>> ta = TensorArray(float32, size=2).write(0, 1.0).write(1, 2.0)
+    >>> ta.stack().numpy()
+    array([1., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.control_flow.composite import CompositeTensor
+from autoloop.errors import InvalidArgumentError
+from autoloop.ops.dispatch import apply, constant_value, convert
+from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.shapes import TensorShape, as_shape
+
+
+class TensorList(list):
+    """The run-time value of a TensorArray's flow: elements, or None where unwritten."""
+
+    __slots__ = ("dynamic_size",)
+
+
+# -- kernels -------------------------------------------------------------------
+def _reserve(size, dynamic_size):
+    values = TensorList([None] * int(size))
+    values.dynamic_size = dynamic_size
+    return values
+
+
+def _copy(values) -> TensorList:
+    new = TensorList(values)
+    new.dynamic_size = values.dynamic_size
+    return new
+
+
+def _write(values, index, value):
+    index = int(index)
+    if index < 0 or (index >= len(values) and not values.dynamic_size):
+        raise InvalidArgumentError(
+            f"TensorArray write: index {index} is out of range for a TensorArray of size {len(values)} "
+            f"that is not resizeable (create it with dynamic_size=True to grow it)")
+    new = _copy(values)
+    if index >= len(new):
+        new.extend([None] * (index + 1 - len(new)))
+    new[index] = value
+    return new
+
+
+def _element(values, index, element_dtype, element_shape):
+    if index < 0 or index >= len(values):
+        raise InvalidArgumentError(
+            f"TensorArray read: index {index} is out of range for a TensorArray of size {len(values)}")
+    value = values[index]
+    if value is None:
+        if not element_shape.is_fully_defined():
+            raise InvalidArgumentError(
+                f"TensorArray read: element {index} was never written and its shape is unknown")
+        return np.zeros(element_shape.as_list(), element_dtype.as_numpy_dtype)[()]
+    return value
+
+
+def _read(values, index, element_dtype, element_shape):
+    return _element(values, int(index), element_dtype, element_shape)
+
+
+def _stack(values, element_dtype, element_shape):
+    if not len(values):
+        if not element_shape.is_fully_defined():
+            raise InvalidArgumentError("TensorArray stack: the array is empty and its element shape is unknown")
+        return np.zeros([0] + element_shape.as_list(), element_dtype.as_numpy_dtype)
+    items = [_element(values, i, element_dtype, element_shape) for i in range(len(values))]
+    try:
+        return np.stack(items)
+    except ValueError:
+        shapes = sorted({np.shape(item) for item in items})
+        raise InvalidArgumentError(f"TensorArray stack: elements have different shapes {shapes}") from None
+
+
+def _gather(values, indices, element_dtype, element_shape):
+    items = [_element(values, int(i), element_dtype, element_shape) for i in np.ravel(indices)]
+    if not items:
+        return np.zeros([0] + list(element_shape.as_list()), element_dtype.as_numpy_dtype)
+    return np.stack(items)
+
+
+def _scatter(values, indices, value):
+    new = values
+    for position, index in enumerate(np.ravel(indices)):
+        new = _write(new, index, value[position])
+    return new if new is not values else _copy(values)
+
+
+def _unstack(values, value):
+    new = TensorList(list(value))
+    new.dynamic_size = values.dynamic_size
+    if not values.dynamic_size and len(values) and len(new) != len(values):
+        raise InvalidArgumentError(
+            f"TensorArray unstack: {len(new)} rows do not fit a TensorArray of fixed size {len(values)}")
+    return new
+
+
+# -- registrations ---------------------------------------------------------------
+_LIST = Spec(dtypes.variant, TensorShape([]))
+
+
+def _check_list(op, values):
+    if values.dtype is not dtypes.variant:
+        raise TypeError(f"{op}: expected a TensorArray flow, got a {values.dtype.name} tensor")
+
+
+def _element_spec(op, element_dtype, element_shape, *leading):
+    return Spec(element_dtype, TensorShape(list(leading)).concatenate(element_shape))
+
+
+register(OpDef("TensorListReserve", kernel=_reserve, infer=lambda size, dynamic_size: _LIST))
+register(OpDef("TensorListWrite", kernel=_write, infer=lambda values, index, value: _LIST))
+register(OpDef("TensorListRead", kernel=_read,
+               infer=lambda values, index, element_dtype, element_shape:
+               _element_spec("TensorListRead", element_dtype, element_shape)))
+register(OpDef("TensorListStack", kernel=_stack,
+               infer=lambda values, element_dtype, element_shape:
+               _element_spec("TensorListStack", element_dtype, element_shape, None)))
+register(OpDef("TensorListGather", kernel=_gather,
+               infer=lambda values, indices, element_dtype, element_shape:
+               _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None)))
+register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST))
+register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST))
+register(OpDef("TensorListSize", kernel=lambda values: np.int32(len(values)),
+               infer=lambda values: Spec(dtypes.int32, TensorShape([]))))
+
+
+class TensorArray(CompositeTensor):
+    """A list of tensors of one dtype; see the module docstring.
+
+    `size` is the initial length; with `dynamic_size` writes past the end grow
+    it. `element_shape` is learned from the first write when not given, and
+    every later element must be compatible with it. `clear_after_read` is
+    accepted for TensorFlow compatibility; reads never clear (as in TF2).
+    """
+
+    def __init__(self, dtype, size=0, dynamic_size=False, clear_after_read=True, element_shape=None,
+                 infer_shape=True, name=None, flow=None):
+        self.dtype = dtypes.as_dtype(dtype)
+        self.dynamic_size = bool(dynamic_size)
+        self.clear_after_read = clear_after_read
+        self.infer_shape = infer_shape
+        self.element_shape = as_shape(element_shape)
+        if flow is None:
+            size = convert(size, dtypes.int32 if isinstance(size, int) else None)
+            if size.dtype not in (dtypes.int32, dtypes.int64) or size.shape.rank != 0:
+                raise TypeError(f"TensorArray size must be a scalar integer, got {size!r}")
+            flow = apply("TensorListReserve", [size], {"dynamic_size": self.dynamic_size})
+        self.flow = flow
+
+    # -- composite protocol ---------------------------------------------------
+    def components(self):
+        return [self.flow]
+
+    def from_components(self, components):
+        return self._with_flow(components[0])
+
+    def component_invariants(self, invariant):
+        return [TensorShape([])]
+
+    def type_key(self):
+        return ("TensorArray", self.dtype)
+
+    def learn_from(self, other: TensorArray) -> None:
+        """Take the element shape `other` (the same array after a loop body) learned."""
+        if self.element_shape.rank is None:
+            self.element_shape = other.element_shape
+
+    def _with_flow(self, flow, element_shape=None) -> TensorArray:
+        new = object.__new__(TensorArray)
+        new.__dict__.update(self.__dict__)
+        new.flow = flow
+        if element_shape is not None:
+            new.element_shape = element_shape
+        return new
+
+    def _element_attrs(self):
+        return {"element_dtype": self.dtype, "element_shape": self.element_shape}
+
+    def _merge_element_shape(self, shape: TensorShape, what: str) -> TensorShape:
+        if not self.element_shape.is_compatible_with(shape):
+            raise ValueError(f"TensorArray {what}: element of shape {shape} is not compatible with the "
+                             f"array's element shape {self.element_shape}")
+        return self.element_shape.merge_with(shape) if self.infer_shape else self.element_shape
+
+    # -- operations -------------------------------------------------------------
+    def write(self, index, value, name=None) -> TensorArray:
+        """A TensorArray with `value` at `index`."""
+        value = convert(value, self.dtype if not hasattr(value, "dtype") else None)
+        self._check_dtype(value, "write")
+        shape = self._merge_element_shape(value.shape, "write")
+        flow = apply("TensorListWrite", [self.flow, _index(index), value])
+        return self._with_flow(flow, shape)
+
+    def read(self, index, name=None):
+        """The element at `index` (zeros if never written and its shape is known)."""
+        return apply("TensorListRead", [self.flow, _index(index)], self._element_attrs())
+
+    def stack(self, name=None):
+        """All elements stacked along a new axis 0."""
+        return apply("TensorListStack", [self.flow], self._element_attrs())
+
+    def gather(self, indices, name=None):
+        """The elements at `indices`, stacked."""
+        indices = convert(indices, dtypes.int32 if isinstance(indices, list | tuple) else None)
+        return apply("TensorListGather", [self.flow, indices], self._element_attrs())
+
+    def scatter(self, indices, value, name=None) -> TensorArray:
+        """A TensorArray with ``value[k]`` at ``indices[k]``."""
+        indices = convert(indices, dtypes.int32 if isinstance(indices, list | tuple) else None)
+        value = convert(value, self.dtype if not hasattr(value, "dtype") else None)
+        self._check_dtype(value, "scatter")
+        shape = self._merge_element_shape(value.shape[1:], "scatter")
+        return self._with_flow(apply("TensorListScatter", [self.flow, indices, value]), shape)
+
+    def unstack(self, value, name=None) -> TensorArray:
+        """A TensorArray whose elements are the rows of `value`."""
+        value = convert(value, self.dtype if not hasattr(value, "dtype") else None)
+        self._check_dtype(value, "unstack")
+        shape = self._merge_element_shape(value.shape[1:], "unstack")
+        return self._with_flow(apply("TensorListUnstack", [self.flow, value]), shape)
+
+    def size(self, name=None):
+        """The number of elements, as an int32 scalar tensor."""
+        return apply("TensorListSize", [self.flow])
+
+    def _check_dtype(self, value, what):
+        if value.dtype is not self.dtype:
+            raise TypeError(f"TensorArray {what}: the array holds {self.dtype.name} but the value is "
+                            f"{value.dtype.name}; cast it with autoloop.cast")
+
+    def __repr__(self):
+        return f"<autoloop.TensorArray dtype={self.dtype.name} element_shape={self.element_shape}>"
+
+
+def _index(index):
+    index = convert(index, dtypes.int32 if isinstance(index, int) else None)
+    if index.dtype not in (dtypes.int32, dtypes.int64) or index.shape.rank not in (0, None):
+        raise TypeError(f"a TensorArray index must be a scalar integer, got {index!r}")
+    return index
+
+
+def static_size(array: TensorArray):
+    """The size of `array` when it is known while tracing, else None."""
+    known = constant_value(array.size())
+    return None if known is None else int(known)

@@ -1,0 +1,182 @@
+"""`while_loop`: repeat `body` while `cond` holds, eagerly or as one graph node.
+
+Reference semantics (what every mode computes)::
+
+    def while_loop(cond, body, loop_vars, maximum_iterations=None):
+        iterations = 0
+        while (maximum_iterations is None or iterations < maximum_iterations) and cond(*loop_vars):
+            loop_vars = body(*loop_vars)
+            iterations += 1
+        return loop_vars
+
+Outside a trace the loop runs at once, as a Python loop over eager tensors.
+Inside one, `cond` and `body` are each called exactly once, to trace them
+into sub-graphs of a single ``While`` node whose inputs are the initial loop
+values and every outer value the sub-graphs read (captures).
+
+Either way the shape invariants of the seed documents are enforced: each
+loop variable's shape after an iteration must be at least as specific as
+its invariant (by default its initial shape), its dtype and nested
+structure must not change.
+"""
+
+from __future__ import annotations
+
+from autoloop import dtypes, nest
+from autoloop.control_flow.loop_vars import (
+    LoopVars, check_entry_shapes, check_iteration, component_invariants)
+from autoloop.ir import context
+from autoloop.ir.graph import Graph
+from autoloop.ops.dispatch import convert, graph_value
+from autoloop.ops.location import user_location
+from autoloop.ops.registry import OpDef, register
+from autoloop.tensor import Tensor
+
+
+def _while_infer(*specs, **attrs):
+    raise RuntimeError("While nodes are built by while_loop, not applied")
+
+
+register(OpDef("While", kernel=None, infer=_while_infer))
+
+_API_HINT = ("pass a less specific shape for it in shape_invariants (for {label}: {shape}), "
+             "or use Tensor.set_shape in the body.")
+_CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[({label}, {shape})]) "
+                   "as the first statement of the loop body.")
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, maximum_iterations=None, name=None):
+    """Repeat `body` while `cond` is true; see the module docstring.
+
+    `loop_vars` is a (possibly nested) tuple, list, namedtuple or dict of
+    tensors, TensorArrays, SparseTensors, IndexedSlices, numbers or numpy
+    arrays; the result has the same structure. With a single loop variable,
+    `body` may return the bare value.
+
+    Raises TypeError if `cond` or `body` is not callable, ValueError if
+    `loop_vars` is empty or `parallel_iterations` is not a positive int.
+
+        >>> while_loop(lambda i: i < 10, lambda i: i + 1, [constant(0)])[0].numpy()
+        np.int32(10)
+    """
+    return staged_while(cond, body, loop_vars, names=None, shape_invariants=shape_invariants,
+                        parallel_iterations=parallel_iterations, back_prop=back_prop,
+                        swap_memory=swap_memory, maximum_iterations=maximum_iterations, name=name)
+
+
+def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, parallel_iterations=10,
+                 back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+    """`while_loop` for converted code: `names` are the user's variable names.
+
+    `loop_vars` is then a tuple with one entry per name, and `cond`/`body`
+    take the entries as positional arguments, exactly as for `while_loop`.
+    """
+    _validate(cond, body, loop_vars, parallel_iterations)
+    before = LoopVars(loop_vars, names)
+    invariants = component_invariants(before, shape_invariants)
+    hint = _CONVERTED_HINT if names is not None else _API_HINT
+    check_entry_shapes(before, invariants, "Give a shape invariant that the initial value satisfies.")
+    if maximum_iterations is not None:
+        maximum_iterations = convert(maximum_iterations, dtypes.int32 if isinstance(maximum_iterations, int) else None)
+        if maximum_iterations.dtype not in (dtypes.int32, dtypes.int64) or maximum_iterations.shape.rank not in (0, None):
+            raise TypeError(f"maximum_iterations must be a scalar integer, got {maximum_iterations!r}")
+    graph = context.current_graph()
+    run = _run_eagerly if graph is None else _build_graph
+    return run(cond, body, before, invariants, hint, names, maximum_iterations,
+               dict(parallel_iterations=parallel_iterations, back_prop=back_prop,
+                    swap_memory=swap_memory, name=name or "while"))
+
+
+def _validate(cond, body, loop_vars, parallel_iterations):
+    if not callable(cond):
+        raise TypeError(f"cond must be callable, got {type(cond).__name__} {cond!r}")
+    if not callable(body):
+        raise TypeError(f"body must be callable, got {type(body).__name__} {body!r}")
+    if (isinstance(loop_vars, list | tuple | dict) and not nest.flatten(loop_vars)) or loop_vars is None:
+        raise ValueError("No loop variables provided: loop_vars is empty; pass at least one tensor")
+    if isinstance(parallel_iterations, bool) or not isinstance(parallel_iterations, int) or parallel_iterations <= 0:
+        raise ValueError(f"parallel_iterations must be a positive integer, got {parallel_iterations!r}")
+
+
+def _call_body(body, before: LoopVars, args):
+    """The body's result, with a bare value accepted for a single loop variable."""
+    result = body(*args)
+    structure = before.structure
+    single = isinstance(structure, list | tuple) and len(structure) == 1 and not nest.is_namedtuple(structure)
+    if single and not (isinstance(result, list | tuple) and len(result) == 1):
+        result = type(structure)([result])
+    return result
+
+
+def _arguments(structure):
+    """How loop values are passed to cond and body: one argument per entry."""
+    if isinstance(structure, dict) or not isinstance(structure, list | tuple) or nest.is_namedtuple(structure):
+        return (structure,)
+    return tuple(structure)
+
+
+def _test_value(result, where: str) -> Tensor:
+    test = convert(result) if not isinstance(result, Tensor) else result
+    if test.dtype is not dtypes.bool_ or test.shape.rank not in (0, None):
+        raise TypeError(f"{where} must return a boolean scalar, got {test.dtype.name} tensor of shape {test.shape}")
+    return test
+
+
+def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations, options):
+    current = before
+    limit = None if maximum_iterations is None else int(maximum_iterations.numpy())
+    iterations = 0
+    while limit is None or iterations < limit:
+        if not bool(_test_value(cond(*_arguments(current.structure)), "cond")):
+            break
+        result = _call_body(body, current, _arguments(current.structure))
+        current = check_iteration(before, result, invariants, hint, names)
+        current = LoopVars(before.pack(current.components()), names)
+        iterations += 1
+    return current.structure
+
+
+def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations, options):
+    outer = context.current_graph()
+    initial = [graph_value(outer, c) for c in before.components()]
+    cond_graph, body_graph = Graph(f"{options['name']}_cond", outer), Graph(f"{options['name']}_body", outer)
+
+    inside = _parameters(cond_graph, before, initial, invariants)
+    with context.building(cond_graph):
+        test = _test_value(cond(*_arguments(inside.structure)), "cond")
+        cond_graph.outputs = [graph_value(cond_graph, test)]
+
+    inside = _parameters(body_graph, before, initial, invariants)
+    with context.building(body_graph):
+        result = _call_body(body, inside, _arguments(inside.structure))
+        after = check_iteration(before, result, invariants, hint, names)
+        body_graph.outputs = [graph_value(body_graph, c) for c in after.components()]
+
+    inputs = initial + list(cond_graph.captures) + list(body_graph.captures)
+    if maximum_iterations is not None:
+        inputs.append(graph_value(outer, maximum_iterations))
+    attrs = dict(cond=cond_graph, body=body_graph, num_loop_vars=len(initial),
+                 has_maximum_iterations=maximum_iterations is not None,
+                 parallel_iterations=options["parallel_iterations"], back_prop=options["back_prop"],
+                 swap_memory=options["swap_memory"], names=tuple(before.component_labels()))
+    specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]
+    node = outer.add_node("While", inputs, attrs, specs, location=user_location(), name=options["name"])
+    outputs = [Tensor(value=v) for v in node.outputs]
+    return _carry_static_info(before.pack(outputs), after)
+
+
+def _parameters(graph: Graph, before: LoopVars, initial, invariants) -> LoopVars:
+    """Placeholders for the loop values inside a sub-graph, at their invariant shapes."""
+    params = [Tensor(value=graph.add_input(v.dtype, invariant, name="loop_var"))
+              for v, invariant in zip(initial, invariants)]
+    return LoopVars(before.pack(params), None)
+
+
+def _carry_static_info(structure, after: LoopVars):
+    """Static facts the body learned (a TensorArray's element shape) flow to the results."""
+    leaves = nest.flatten(structure)
+    for leaf, learned in zip(leaves, after.leaves):
+        if hasattr(leaf, "learn_from"):
+            leaf.learn_from(learned)
+    return structure

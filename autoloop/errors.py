@@ -1,0 +1,44 @@
+"""autoloop's errors: one hierarchy, rooted at `AutoloopError`.
+
+Errors that API.md gives a builtin type for (TypeError for a loop variable
+whose dtype changes, ValueError for a shape that changes, ...) subclass both
+`AutoloopError` and that builtin, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class AutoloopError(Exception):
+    """Base of every error autoloop raises on purpose."""
+
+
+class InvalidArgumentError(AutoloopError, ValueError):
+    """An op was given values it cannot work on, found while running a graph."""
+
+
+class LoopVariableTypeError(AutoloopError, TypeError):
+    """A loop variable or branch output changed dtype or nested structure."""
+
+
+class ShapeInvariantError(AutoloopError, ValueError):
+    """A loop variable's shape broke its shape invariant."""
+
+
+class GradientError(AutoloopError, ValueError):
+    """A gradient cannot pass where it was asked to."""
+
+
+def raise_at(error: BaseException, location):
+    """Raise `error` from a frame that shows the user's ``(file, line)``.
+
+    The traceback then ends in ``File "<user file>", line N`` and, because the
+    file is the user's real file, shows their source line.
+    """
+    if location is None:
+        raise error
+    filename, lineno = location
+    code = compile("\n" * (max(lineno, 1) - 1) + "raise __autoloop_error__", filename, "exec")
+    try:
+        exec(code, {"__autoloop_error__": error})
+    finally:
+        error = None  # no reference cycle through this frame

@@ -1,0 +1,289 @@
+"""`@function`: convert a Python function, trace it per input signature, run the graph.
+
+    @function
+    def sum_square(n):
+        i, result = constant(0), constant(0)
+        while i < n:
+            result += i * i
+            i += 1
+        return result
+
+    sum_square(constant(10)).numpy()   # 285
+
+Arguments that are tensors or numpy arrays become graph inputs, keyed by
+dtype and shape; any other Python value is baked into the trace (a new value
+retraces). Each distinct key is traced once into a `ConcreteFunction` whose
+graph is compiled once by the executor.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from autoloop import dtypes, nest
+from autoloop.control_flow.composite import CompositeTensor
+from autoloop.execute import CompiledGraph
+from autoloop.ir import context
+from autoloop.ir.graph import Graph
+from autoloop.ops.dispatch import graph_value
+from autoloop.shapes import TensorShape, as_shape
+from autoloop.tensor import Tensor, eager
+
+
+class TensorSpec:
+    """A shape and dtype template: ``TensorSpec([None, 3], float32)``."""
+
+    def __init__(self, shape, dtype=dtypes.float32, name=None):
+        self.shape = as_shape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        return cls(tensor.shape, tensor.dtype, name)
+
+    def is_compatible_with(self, value) -> bool:
+        return value.dtype is self.dtype and self.shape.is_compatible_with(value.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={self.name!r})"
+
+
+class ConcreteFunction:
+    """One trace: `graph` with `inputs`/`outputs`, compiled and callable."""
+
+    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs):
+        self.graph = graph
+        self.input_specs = input_specs
+        self._structured_outputs = structured_outputs
+        self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
+        self._compiled = None
+
+    @property
+    def inputs(self):
+        return [Tensor(value=v) for v in self.graph.inputs]
+
+    @property
+    def outputs(self):
+        return [Tensor(value=v) for v in self.graph.outputs]
+
+    @property
+    def compiled(self) -> CompiledGraph:
+        if self._compiled is None:
+            self._compiled = CompiledGraph(self.graph)
+        return self._compiled
+
+    def run_flat(self, arrays):
+        """Run on numpy input values; the structured result of eager tensors."""
+        results = self.compiled(*arrays)
+        leaves, position = [], 0
+        for template, count in self._output_leaves:
+            if count is None:
+                leaves.append(template)
+                continue
+            parts = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[position:position + count]]
+            position += count
+            leaves.append(template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0])
+        return nest.pack_sequence_as(self._structured_outputs, leaves)
+
+    def __call__(self, *args):
+        arrays = [_input_array(a) for a in nest.flatten(list(args)) if _is_input(a)]
+        return self.run_flat(arrays)
+
+
+class Function:
+    """A Python function run as graphs; see the module docstring."""
+
+    def __init__(self, python_function, autograph=True, input_signature=None, reduce_retracing=False):
+        if not callable(python_function):
+            raise TypeError(f"function() needs a callable, got {python_function!r}")
+        self.python_function = python_function
+        self.autograph = autograph
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self.reduce_retracing = reduce_retracing
+        self._signature = _signature_of(python_function)
+        self._converted = None
+        self._traces: dict = {}
+        functools.update_wrapper(self, python_function)
+
+    # -- methods: bind self like a plain function would --------------------
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        bound = _BoundFunctions.get(self, instance)
+        return bound
+
+    @property
+    def _target(self):
+        """The function that is traced: converted unless autograph=False."""
+        if not self.autograph:
+            return self.python_function
+        if self._converted is None:
+            from autoloop.compiler.conversion import convert
+            self._converted = convert(self.python_function)
+        return self._converted
+
+    def __call__(self, *args, **kwargs):
+        if context.current_graph() is not None:
+            return self._target(*args, **kwargs)  # called while tracing: inline
+        concrete, arrays = self._concrete_and_inputs(args, kwargs)
+        return concrete.run_flat(arrays)
+
+    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+        """The traced graph for these arguments (traced now if needed)."""
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(spec for spec in self.input_signature)
+        return self._concrete_and_inputs(args, kwargs)[0]
+
+    def _concrete_and_inputs(self, args, kwargs):
+        arguments = self._bind(args, kwargs)
+        leaves = nest.flatten(arguments)
+        key, arrays, specs = _signature_key(leaves, self.reduce_retracing)
+        if self.input_signature is not None:  # one trace, at the declared shapes
+            key = ("input_signature",) + tuple(k for k in key if k[0] in ("py", "py-id"))
+            specs = [(spec.dtype, spec.shape) for spec in self.input_signature]
+        concrete = self._traces.get(key)
+        if concrete is None:
+            concrete = self._trace(arguments, specs)
+            self._traces[key] = concrete
+        return concrete, arrays
+
+    def _bind(self, args, kwargs):
+        if self.input_signature is not None:
+            _check_signature(self.input_signature, args, self.python_function)
+        if self._signature is None:
+            return [list(args), dict(kwargs)]
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.python_function.__name__}(): {error}") from None
+        bound.apply_defaults()
+        return [list(bound.args), dict(bound.kwargs)]
+
+    def _trace(self, arguments, specs) -> ConcreteFunction:
+        graph = Graph(getattr(self.python_function, "__name__", "function"))
+        spec_iter = iter(specs)
+        with context.building(graph):
+            def placeholder(leaf):
+                if not _is_input(leaf):
+                    return leaf
+                dtype, shape = next(spec_iter)
+                return Tensor(value=graph.add_input(dtype, shape, name="arg"))
+            args, kwargs = nest.map_structure(placeholder, arguments)
+            result = self._target(*args, **kwargs)
+            output_leaves, outputs = [], []
+            for leaf in nest.flatten(result):
+                if isinstance(leaf, CompositeTensor):
+                    parts = leaf.components()
+                elif isinstance(leaf, Tensor):
+                    parts = [leaf]
+                else:
+                    output_leaves.append((leaf, None))
+                    continue
+                outputs.extend(graph_value(graph, p) for p in parts)
+                output_leaves.append((leaf, len(parts)))
+        graph.outputs = outputs
+        return ConcreteFunction(graph, result, output_leaves, specs)
+
+    def __repr__(self):
+        return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"
+
+
+class _BoundFunctions:
+    """One bound `Function` per (function, instance), so traces are cached per object."""
+
+    _cache: dict = {}
+
+    @classmethod
+    def get(cls, function: Function, instance):
+        key = (id(function), id(instance))
+        entry = cls._cache.get(key)
+        if entry is None or entry[0] is not instance:
+            bound = Function(function.python_function.__get__(instance), function.autograph,
+                             function.input_signature, function.reduce_retracing)
+            entry = cls._cache[key] = (instance, bound)
+        return entry[1]
+
+
+def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False):
+    """Decorator (with or without arguments) making a `Function`; see the module docstring."""
+    def decorate(python_function):
+        return Function(python_function, autograph=autograph, input_signature=input_signature,
+                        reduce_retracing=reduce_retracing)
+    return decorate if fn is None else decorate(fn)
+
+
+# -- signatures ---------------------------------------------------------------
+def _signature_of(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_input(leaf) -> bool:
+    return isinstance(leaf, Tensor | np.ndarray | TensorSpec)
+
+
+def _input_array(leaf):
+    if isinstance(leaf, Tensor):
+        return leaf.numpy()
+    if isinstance(leaf, TensorSpec):
+        raise TypeError("a TensorSpec describes an input; call with a tensor or array of that spec")
+    array = np.asarray(leaf)
+    if array.dtype not in (np.bool_, np.int32, np.int64, np.float32, np.float64):
+        array = array.astype(dtypes.infer_dtype(array).as_numpy_dtype)
+    return array[()] if array.ndim == 0 else array
+
+
+def _signature_key(leaves, reduce_retracing):
+    key, arrays, specs = [], [], []
+    for leaf in leaves:
+        if isinstance(leaf, TensorSpec):
+            key.append(("spec", leaf.dtype, leaf.shape))
+            specs.append((leaf.dtype, leaf.shape))
+            continue
+        if _is_input(leaf):
+            if isinstance(leaf, Tensor) and leaf.is_symbolic:
+                raise TypeError(f"{leaf.name} is a symbolic tensor of another trace; pass eager values")
+            array = _input_array(leaf)
+            dtype = dtypes.as_dtype(array.dtype)
+            shape = TensorShape(np.shape(array))
+            if reduce_retracing:
+                shape = TensorShape([None] * shape.rank)
+            key.append((dtype, shape))
+            specs.append((dtype, shape))
+            arrays.append(array)
+            continue
+        key.append(_python_key(leaf))
+    return tuple(key), arrays, specs
+
+
+def _python_key(value):
+    try:
+        hash(value)
+        return ("py", type(value), value)
+    except TypeError:
+        return ("py-id", type(value), id(value))
+
+
+def _check_signature(signature, args, fn):
+    if len(args) != len(signature):
+        raise TypeError(f"{fn.__name__}() has input_signature of {len(signature)} tensors but was "
+                        f"called with {len(args)} arguments")
+    for position, (spec, arg) in enumerate(zip(signature, args)):
+        if isinstance(arg, TensorSpec):
+            continue
+        value = arg if isinstance(arg, Tensor) else eager(np.asarray(arg))
+        if value.dtype is not spec.dtype or not spec.shape.is_compatible_with(value.shape):
+            raise TypeError(f"{fn.__name__}() argument {position} does not match its input_signature: "
+                            f"expected {spec}, got {value.dtype.name} tensor of shape {value.shape}")

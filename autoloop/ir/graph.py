@@ -1,0 +1,151 @@
+"""Graphs of nodes, as small dataclasses.
+
+A `Graph` is a list of `Node`s in creation order (which is a topological
+order: a node's inputs exist before it). A node produces `Value`s; each value
+carries its static dtype and (possibly partial) shape. A graph's parameters
+are ``Placeholder`` nodes listed in `Graph.inputs`, its results in
+`Graph.outputs`.
+
+Sub-graphs (the cond and body of a ``While``, the branches of a ``Cond``)
+are `Graph`s with a `parent`. A sub-graph never refers to a parent's values
+directly: reading one *captures* it, adding a placeholder to the sub-graph
+and recording ``outer value -> placeholder`` in `Graph.captures`; the
+control-flow node then takes the outer value as an explicit input.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from autoloop.dtypes import DType
+from autoloop.shapes import TensorShape
+
+
+@dataclass(eq=False)
+class Value:
+    """Output `index` of `node`: what a symbolic tensor refers to."""
+
+    node: Node
+    index: int
+    dtype: DType
+    shape: TensorShape
+    constant: Any = None  # the numpy value, when shape inference could fold it
+
+    @property
+    def graph(self) -> Graph:
+        return self.node.graph
+
+    @property
+    def name(self) -> str:
+        return f"{self.node.name}:{self.index}"
+
+    def __repr__(self):
+        return f"<Value {self.name} {self.dtype.name}{self.shape}>"
+
+
+@dataclass(eq=False)
+class Node:
+    """One operation: `op` applied to `inputs` with static `attrs`.
+
+    `location` is the user's ``(file, line)`` that created the node, used in
+    error messages; `attrs` may hold sub-graphs (``cond``, ``body``, ...).
+    """
+
+    op: str
+    inputs: tuple[Value, ...]
+    attrs: dict
+    graph: Graph
+    name: str
+    location: tuple[str, int] | None = None
+    outputs: list[Value] = field(default_factory=list)
+
+    def subgraphs(self) -> list[Graph]:
+        return [v for v in self.attrs.values() if isinstance(v, Graph)]
+
+    def __repr__(self):
+        inputs = ", ".join(v.name for v in self.inputs)
+        return f"<Node {self.name} = {self.op}({inputs})>"
+
+
+class Graph:
+    """A list of nodes with named parameters, results and captures."""
+
+    def __init__(self, name: str = "graph", parent: Graph | None = None):
+        self.name = name
+        self.parent = parent
+        self.nodes: list[Node] = []
+        self.inputs: list[Value] = []
+        self.outputs: list[Value] = []
+        self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
+        self._name_counts: dict[str, itertools.count] = {}
+
+    # -- building -------------------------------------------------------
+    def unique_name(self, base: str) -> str:
+        counter = self._name_counts.setdefault(base, itertools.count())
+        index = next(counter)
+        return base if index == 0 else f"{base}_{index}"
+
+    def add_node(self, op: str, inputs, attrs: dict, output_specs, location=None, name=None) -> Node:
+        """Append a node whose outputs have the given ``(dtype, shape)`` specs."""
+        for value in inputs:
+            if value.graph is not self:
+                raise ValueError(
+                    f"internal error: {op} in graph {self.name!r} was given {value.name} "
+                    f"of graph {value.graph.name!r}; capture it first")
+        node = Node(op, tuple(inputs), attrs, self, self.unique_name(name or op), location)
+        node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
+        self.nodes.append(node)
+        return node
+
+    def add_input(self, dtype: DType, shape: TensorShape, name: str = "input") -> Value:
+        """A new parameter of this graph."""
+        node = self.add_node("Placeholder", (), {"dtype": dtype, "shape": shape}, [(dtype, shape)], name=name)
+        self.inputs.append(node.outputs[0])
+        return node.outputs[0]
+
+    def capture(self, outer: Value) -> Value:
+        """The value standing for `outer` (of an enclosing graph) in this graph."""
+        if outer.graph is self:
+            return outer
+        if outer in self.captures:
+            return self.captures[outer]
+        if self.parent is None:
+            raise ValueError(
+                f"{outer.name} belongs to graph {outer.graph.name!r}, which does not enclose "
+                f"{self.name!r}: a tensor from one traced function cannot be used in another; "
+                f"pass it as an argument instead")
+        in_parent = self.parent.capture(outer)
+        placeholder = self.add_input(outer.dtype, outer.shape, name="capture")
+        self.captures[in_parent] = placeholder
+        return placeholder
+
+    def is_ancestor_of(self, other: Graph) -> bool:
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
+
+    # -- reading --------------------------------------------------------
+    def walk(self):
+        """Every node of this graph and of its sub-graphs, depth first."""
+        for node in self.nodes:
+            yield node
+            for sub in node.subgraphs():
+                yield from sub.walk()
+
+    def consumers(self) -> dict[Value, list[Node]]:
+        uses: dict[Value, list[Node]] = {}
+        for node in self.nodes:
+            for value in node.inputs:
+                uses.setdefault(value, []).append(node)
+        return uses
+
+    def __repr__(self):
+        return f"<Graph {self.name!r}: {len(self.nodes)} nodes>"
+
+    def __str__(self):
+        from autoloop.ir.printer import format_graph
+        return format_graph(self)

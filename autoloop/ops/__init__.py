@@ -1,0 +1,1 @@
+"""The op library: registrations (kernel + shape rule + gradient) and public functions."""

@@ -1,0 +1,189 @@
+"""Element-wise math, comparisons, logic and matmul.
+
+Binary ops take two tensors of one dtype; a Python number next to a tensor
+takes the tensor's dtype (``x + 1`` with ``x`` float32 adds ``1.0``), as in
+TensorFlow. Integer ``/`` gives float64 (int32, int64), as ``tf.divide`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.ops import infer
+from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
+
+
+def _binary_inputs(x, y):
+    """Both operands as tensors, Python values taking the other's dtype."""
+    if isinstance(x, Tensor) and not isinstance(y, Tensor):
+        return x, convert(y, x.dtype if _is_python(y) else None)
+    if isinstance(y, Tensor) and not isinstance(x, Tensor):
+        return convert(x, y.dtype if _is_python(x) else None), y
+    return convert(x), convert(y)
+
+
+def _is_python(value) -> bool:
+    return isinstance(value, bool | int | float | list | tuple)
+
+
+def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None):
+    register(OpDef(name, kernel=kernel, infer=infer.elementwise(allowed, result_dtype)(name), expr=expr))
+
+
+# -- binary arithmetic -----------------------------------------------------
+_register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})")
+_register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})")
+_register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})")
+_register_elementwise("FloorDiv", np.floor_divide, infer.NUMERIC, "({0} // {1})")
+_register_elementwise("FloorMod", np.mod, infer.NUMERIC, "({0} % {1})")
+_register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})")
+_register_elementwise("Maximum", np.maximum, infer.NUMERIC)
+_register_elementwise("Minimum", np.minimum, infer.NUMERIC)
+_register_elementwise("BitwiseAnd", np.bitwise_and, infer.INTEGERS_AND_BOOL, "({0} & {1})")
+_register_elementwise("BitwiseOr", np.bitwise_or, infer.INTEGERS_AND_BOOL, "({0} | {1})")
+_register_elementwise("BitwiseXor", np.bitwise_xor, infer.INTEGERS_AND_BOOL, "({0} ^ {1})")
+_register_elementwise("LogicalAnd", np.logical_and, (dtypes.bool_,), "({0} & {1})")
+_register_elementwise("LogicalOr", np.logical_or, (dtypes.bool_,), "({0} | {1})")
+
+
+def _divide_infer(x, y):
+    infer.check_same_dtype("RealDiv", x, y)
+    infer.check_dtype("RealDiv", x, infer.NUMERIC)
+    result = x.dtype if x.dtype.is_floating else dtypes.float64
+    return Spec(result, infer.broadcast_shapes("RealDiv", x.shape, y.shape))
+
+
+def _divide_kernel(x, y):
+    result = np.true_divide(x, y)
+    return result if result.dtype.kind == "f" else result.astype(np.float64)
+
+
+register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer))
+
+# -- comparisons -------------------------------------------------------------
+for _name, _kernel, _expr in [("Less", np.less, "({0} < {1})"), ("LessEqual", np.less_equal, "({0} <= {1})"),
+                              ("Greater", np.greater, "({0} > {1})"),
+                              ("GreaterEqual", np.greater_equal, "({0} >= {1})")]:
+    _register_elementwise(_name, _kernel, infer.NUMERIC, _expr, result_dtype=dtypes.bool_)
+for _name, _kernel in [("Equal", np.equal), ("NotEqual", np.not_equal)]:
+    _register_elementwise(_name, _kernel, infer.ALL, result_dtype=dtypes.bool_)
+
+# -- unary -------------------------------------------------------------------
+_register_elementwise("Neg", np.negative, infer.NUMERIC, "(-{0})")
+_register_elementwise("Abs", np.abs, infer.NUMERIC)
+_register_elementwise("Square", np.square, infer.NUMERIC, "({0} * {0})")
+_register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,))
+_register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})")
+for _name, _kernel in [("Sqrt", np.sqrt), ("Exp", np.exp), ("Log", np.log), ("Sin", np.sin),
+                       ("Cos", np.cos), ("Tanh", np.tanh)]:
+    _register_elementwise(_name, _kernel, infer.FLOATS)
+
+
+def _sigmoid(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
+
+
+_register_elementwise("Sigmoid", _sigmoid, infer.FLOATS)
+_register_elementwise("Identity", lambda x: x, infer.ALL + (dtypes.variant,), "{0}")
+
+
+# -- cast ------------------------------------------------------------------
+def _cast_infer(x, dtype):
+    infer.check_dtype("Cast", x, infer.ALL)
+    return Spec(dtype, x.shape)
+
+
+register(OpDef("Cast", kernel=lambda x, dtype: np.asarray(x).astype(dtype.as_numpy_dtype), infer=_cast_infer))
+
+
+# -- matmul ------------------------------------------------------------------
+def _matmul_infer(a, b):
+    infer.check_same_dtype("MatMul", a, b)
+    infer.check_dtype("MatMul", a, infer.NUMERIC)
+    if a.shape.rank is None or b.shape.rank is None:
+        return Spec(a.dtype, TensorShape(None))
+    if a.shape.rank < 2 or b.shape.rank < 2:
+        if a.shape.rank < 1 or b.shape.rank < 1:
+            raise ValueError(f"MatMul needs tensors of rank >= 1, got shapes {a.shape} and {b.shape}")
+    inner_a = a.shape[-1]
+    inner_b = b.shape[-2] if b.shape.rank >= 2 else b.shape[0]
+    if inner_a is not None and inner_b is not None and inner_a != inner_b:
+        raise ValueError(f"Dimensions must be equal, but are {inner_a} and {inner_b} for MatMul "
+                         f"with input shapes: {a.shape}, {b.shape}")
+    batch_a = a.shape[:-2] if a.shape.rank >= 2 else TensorShape([])
+    batch_b = b.shape[:-2] if b.shape.rank >= 2 else TensorShape([])
+    batch = infer.broadcast_shapes("MatMul", batch_a, batch_b)
+    rows = [a.shape[-2]] if a.shape.rank >= 2 else []
+    cols = [b.shape[-1]] if b.shape.rank >= 2 else []
+    return Spec(a.dtype, batch.concatenate(rows + cols))
+
+
+register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1})"))
+
+
+# -- public functions ----------------------------------------------------------
+def _binary_fn(op_name, public_name):
+    def fn(x, y, name=None):
+        x, y = _binary_inputs(x, y)
+        return apply(op_name, [x, y], name=name)
+    fn.__name__ = public_name
+    fn.__doc__ = f"Element-wise {public_name} of two tensors of one dtype (numpy broadcasting)."
+    return fn
+
+
+def _unary_fn(op_name, public_name):
+    def fn(x, name=None):
+        return apply(op_name, [convert(x)], name=name)
+    fn.__name__ = public_name
+    fn.__doc__ = f"Element-wise {public_name}."
+    return fn
+
+
+add = _binary_fn("Add", "add")
+subtract = _binary_fn("Sub", "subtract")
+multiply = _binary_fn("Mul", "multiply")
+divide = _binary_fn("RealDiv", "divide")
+floordiv = _binary_fn("FloorDiv", "floordiv")
+mod = _binary_fn("FloorMod", "mod")
+pow = _binary_fn("Pow", "pow")
+maximum = _binary_fn("Maximum", "maximum")
+minimum = _binary_fn("Minimum", "minimum")
+less = _binary_fn("Less", "less")
+less_equal = _binary_fn("LessEqual", "less_equal")
+greater = _binary_fn("Greater", "greater")
+greater_equal = _binary_fn("GreaterEqual", "greater_equal")
+equal = _binary_fn("Equal", "equal")
+not_equal = _binary_fn("NotEqual", "not_equal")
+logical_and = _binary_fn("LogicalAnd", "logical_and")
+logical_or = _binary_fn("LogicalOr", "logical_or")
+bitwise_and = _binary_fn("BitwiseAnd", "bitwise_and")
+bitwise_or = _binary_fn("BitwiseOr", "bitwise_or")
+bitwise_xor = _binary_fn("BitwiseXor", "bitwise_xor")
+matmul = _binary_fn("MatMul", "matmul")
+
+negative = _unary_fn("Neg", "negative")
+abs = _unary_fn("Abs", "abs")
+square = _unary_fn("Square", "square")
+sqrt = _unary_fn("Sqrt", "sqrt")
+exp = _unary_fn("Exp", "exp")
+log = _unary_fn("Log", "log")
+sin = _unary_fn("Sin", "sin")
+cos = _unary_fn("Cos", "cos")
+tanh = _unary_fn("Tanh", "tanh")
+sigmoid = _unary_fn("Sigmoid", "sigmoid")
+logical_not = _unary_fn("LogicalNot", "logical_not")
+invert = _unary_fn("Invert", "invert")
+identity = _unary_fn("Identity", "identity")
+
+
+def cast(x, dtype, name=None):
+    """`x` converted to `dtype` (float to int truncates toward zero)."""
+    dtype = dtypes.as_dtype(dtype)
+    x = convert(x)
+    if x.dtype is dtype:
+        return identity(x, name=name)
+    return apply("Cast", [x], {"dtype": dtype}, name=name)
