@@ -28,9 +28,9 @@ from autoloop.control_flow.composite import CompositeTensor
 from autoloop.execute import CompiledGraph
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
-from autoloop.ops.dispatch import graph_value
+from autoloop.ops.dispatch import graph_value, verify
 from autoloop.shapes import TensorShape, as_shape
-from autoloop.tensor import Tensor, eager
+from autoloop.tensor import Tensor, eager, to_numpy_value
 
 
 class TensorSpec:
@@ -96,7 +96,21 @@ class ConcreteFunction:
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
     def __call__(self, *args):
+        """Run on the traced function's arguments; only tensors and arrays are fed.
+
+        TypeError if they are not as many, or not of the dtypes and shapes, as
+        the graph's inputs (a graph traced for int32 never runs on float32).
+        """
         arrays = [_input_array(a) for a in nest.flatten(list(args)) if _is_input(a)]
+        if len(arrays) != len(self.graph.inputs):
+            raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
+                            f"tensor arguments, got {len(arrays)}")
+        for position, (array, value) in enumerate(zip(arrays, self.graph.inputs)):
+            dtype, shape = dtypes.as_dtype(np.asarray(array).dtype), TensorShape(np.shape(array))
+            if dtype is not value.dtype or not shape.is_subtype_of(value.shape):
+                raise TypeError(f"tensor argument {position} of this concrete function of {self.graph.name} "
+                                f"must be {value.dtype.name} of shape {value.shape}, got {dtype.name} of "
+                                f"shape {shape}; call the Function itself to trace for new inputs")
         return self.run_flat(arrays)
 
 
@@ -113,7 +127,11 @@ class Function:
         self._signature = _signature_of(python_function)
         self._converted = None
         self._traces: dict = {}
-        functools.update_wrapper(self, python_function)
+        self._fast_traces: dict = {}  # (dtype, shape) per positional tensor -> trace
+        self._fast_path = input_signature is None and not reduce_retracing and _defaults_are_python(self._signature)
+        # Name, docstring and __wrapped__ only: merging the wrapped object's __dict__ would let a
+        # wrapped Function (or any callable object) overwrite this Function's own state.
+        functools.update_wrapper(self, python_function, updated=())
 
     # -- methods: bind self like a plain function would --------------------
     def __get__(self, instance, owner=None):
@@ -135,7 +153,14 @@ class Function:
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
             return self._target(*args, **kwargs)  # called while tracing: inline
+        fast_key = _fast_key(args) if self._fast_path and not kwargs else None
+        if fast_key is not None:
+            concrete = self._fast_traces.get(fast_key)
+            if concrete is not None:
+                return concrete.run_flat([a._numpy for a in args])
         concrete, arrays = self._concrete_and_inputs(args, kwargs)
+        if fast_key is not None:
+            self._fast_traces[fast_key] = concrete
         return concrete.run_flat(arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -159,18 +184,18 @@ class Function:
 
     def _bind(self, args, kwargs):
         if self.input_signature is not None:
-            _check_signature(self.input_signature, args, self.python_function)
+            args = _check_signature(self.input_signature, args, self.python_function)
         if self._signature is None:
             return [list(args), dict(kwargs)]
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise TypeError(f"{self.python_function.__name__}(): {error}") from None
+            raise TypeError(f"{_name_of(self.python_function)}(): {error}") from None
         bound.apply_defaults()
         return [list(bound.args), dict(bound.kwargs)]
 
     def _trace(self, arguments, specs) -> ConcreteFunction:
-        graph = Graph(getattr(self.python_function, "__name__", "function"))
+        graph = Graph(_name_of(self.python_function))
         spec_iter = iter(specs)
         with context.building(graph):
             def placeholder(leaf):
@@ -192,6 +217,7 @@ class Function:
                 outputs.extend(graph_value(graph, p) for p in parts)
                 output_leaves.append((leaf, len(parts)))
         graph.outputs = outputs
+        verify(graph)
         return ConcreteFunction(graph, result, output_leaves, specs)
 
     def __repr__(self):
@@ -223,11 +249,39 @@ def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=
 
 
 # -- signatures ---------------------------------------------------------------
+def _name_of(fn) -> str:
+    """A name for messages: any callable may be traced, not only functions with a ``__name__``."""
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 def _signature_of(fn):
     try:
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def _defaults_are_python(signature) -> bool:
+    if signature is None:
+        return False
+    return not any(_is_input(p.default) for p in signature.parameters.values())
+
+
+def _fast_key(args):
+    """The trace key when every argument is an eager tensor (the common call), else None.
+
+    Sound because defaults never change: the same tensors' dtypes and shapes
+    select the same trace that the full key would.
+    """
+    key = []
+    for arg in args:
+        if type(arg) is not Tensor or arg._value is not None:
+            return None
+        value = arg._numpy
+        if not isinstance(value, np.ndarray | np.generic):
+            return None
+        key.append((value.dtype, value.shape))
+    return tuple(key)
 
 
 def _is_input(leaf) -> bool:
@@ -276,14 +330,32 @@ def _python_key(value):
         return ("py-id", type(value), id(value))
 
 
-def _check_signature(signature, args, fn):
+def _check_signature(signature, args, fn) -> tuple:
+    """`args` checked against `signature`: a tuple of tensors (or TensorSpecs).
+
+    Python numbers, lists and numpy arrays are converted to the dtype of
+    their spec, as TensorFlow does (``f(3)`` for ``TensorSpec([], int32)``);
+    TypeError for an argument that does not fit its spec.
+    """
+    name = _name_of(fn)
     if len(args) != len(signature):
-        raise TypeError(f"{fn.__name__}() has input_signature of {len(signature)} tensors but was "
+        raise TypeError(f"{name}() has input_signature of {len(signature)} tensors but was "
                         f"called with {len(args)} arguments")
+    checked = []
     for position, (spec, arg) in enumerate(zip(signature, args)):
         if isinstance(arg, TensorSpec):
+            checked.append(arg)
             continue
-        value = arg if isinstance(arg, Tensor) else eager(np.asarray(arg))
+        if isinstance(arg, Tensor):
+            value = arg
+        else:
+            try:
+                value = eager(to_numpy_value(arg, spec.dtype))
+            except (TypeError, ValueError) as error:
+                raise TypeError(f"{name}() argument {position} does not match its input_signature: "
+                                f"expected {spec}, got {arg!r} ({error})") from None
         if value.dtype is not spec.dtype or not spec.shape.is_compatible_with(value.shape):
-            raise TypeError(f"{fn.__name__}() argument {position} does not match its input_signature: "
+            raise TypeError(f"{name}() argument {position} does not match its input_signature: "
                             f"expected {spec}, got {value.dtype.name} tensor of shape {value.shape}")
+        checked.append(value)
+    return tuple(checked)

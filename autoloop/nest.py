@@ -11,6 +11,8 @@ traversed in sorted key order, as in TensorFlow.
 
 from __future__ import annotations
 
+import collections
+
 
 def is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
@@ -36,7 +38,10 @@ def _sorted_keys(mapping):
 def _rebuild(template, children):
     if isinstance(template, dict):
         rebuilt = dict(zip(_sorted_keys(template), children))
-        return type(template)((k, rebuilt[k]) for k in template)
+        pairs = [(k, rebuilt[k]) for k in template]
+        if isinstance(template, collections.defaultdict):  # its first argument is the default factory
+            return type(template)(template.default_factory, pairs)
+        return type(template)(pairs)
     if is_namedtuple(template):
         return type(template)(*children)
     if isinstance(template, tuple):

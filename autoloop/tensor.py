@@ -223,6 +223,8 @@ def to_numpy_value(value, dtype: DType | None = None):
 
 
 def _check_python_conversion(array, target: DType, original):
+    if array.size == 0:
+        return  # [] is float64 to numpy, but holds no value that could be lost
     kind = array.dtype.kind
     if target.is_bool and kind != "b":
         raise TypeError(f"Cannot convert {original!r} to autoloop tensor of dtype bool")

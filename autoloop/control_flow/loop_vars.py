@@ -16,13 +16,18 @@ from autoloop.shapes import TensorShape
 
 
 class LoopVars:
-    """The flattened form of a (possibly nested) structure of loop values."""
+    """The flattened form of a (possibly nested) structure of loop values.
+
+    Python numbers and numpy arrays among the leaves become tensors, and
+    `structure` holds the converted leaves: that is what cond and body are
+    given, and what a loop that runs zero times returns.
+    """
 
     def __init__(self, structure, names=None, root: str = "loop_vars"):
-        self.structure = structure
         pairs = nest.flatten_with_paths(structure)
         self.labels = [_label(path, names, root) for path, _ in pairs]
         self.leaves = [as_loop_value(leaf, label) for (_, leaf), label in zip(pairs, self.labels)]
+        self.structure = nest.pack_sequence_as(structure, self.leaves)
         self.counts = [len(components_of(leaf)) for leaf in self.leaves]
 
     def components(self) -> list:
@@ -75,9 +80,12 @@ def component_invariants(loop_vars: LoopVars, shape_invariants) -> list[TensorSh
                 f"{nest.map_structure_up_to_leaves(shape_invariants)!r}") from None
         user = nest.flatten(shape_invariants)
     shapes = []
-    for leaf, invariant in zip(loop_vars.leaves, user):
+    for label, leaf, invariant in zip(loop_vars.labels, loop_vars.leaves, user):
         if hasattr(leaf, "component_invariants"):
-            shapes.extend(leaf.component_invariants(invariant))
+            try:
+                shapes.extend(leaf.component_invariants(invariant))
+            except ShapeInvariantError as error:  # say which loop variable the invariant was for
+                raise ShapeInvariantError(f"loop variable {label}: {error}") from None
         else:
             shapes.append(leaf.shape if invariant is None else TensorShape(invariant))
     return shapes

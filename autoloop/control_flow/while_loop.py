@@ -131,8 +131,10 @@ def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations
         if not bool(_test_value(cond(*_arguments(current.structure)), "cond")):
             break
         result = _call_body(body, current, _arguments(current.structure))
-        current = check_iteration(before, result, invariants, hint, names)
-        current = LoopVars(before.pack(current.components()), names)
+        after = check_iteration(before, result, invariants, hint, names)
+        # The body's own leaves (not rebuilt components) keep what it learned,
+        # such as a TensorArray's element shape, as a traced loop's results do.
+        current = LoopVars(nest.pack_sequence_as(before.structure, after.leaves), names)
         iterations += 1
     return current.structure
 

@@ -85,9 +85,9 @@ class Generator:
         return [self.names[v] for v in graph.outputs]
 
     def assign(self, indent: int, targets: list[str], sources: list[str], node=None) -> None:
+        """``a, b = x, y`` (or ``a = x`` for one name: a trailing comma would make a tuple)."""
         if targets:
-            self.line(indent, f"{', '.join(targets)} = {', '.join(sources)}" + ("," if len(targets) == 1 else ""),
-                      node)
+            self.line(indent, f"{', '.join(targets)} = {', '.join(sources)}", node)
 
 
 def write_generic(gen: Generator, node: Node, indent: int) -> None:
@@ -110,10 +110,10 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
         gen.names[value] = name
     if not targets:
         gen.line(indent, call, node)
-    elif len(targets) == 1:
-        gen.line(indent, f"{targets[0]} = {call}", node)
+    elif node.tuple_result:
+        gen.line(indent, f"{', '.join(targets)}, = {call}", node)
     else:
-        gen.line(indent, f"{', '.join(targets)} = {call}", node)
+        gen.line(indent, f"{targets[0]} = {call}", node)
 
 
 def _all_folded(node: Node) -> bool:

@@ -53,6 +53,11 @@ class CompiledGraph:
         if node is None:
             raise error
         location = node.location
+        if isinstance(error, InvalidArgumentError):
+            # A kernel's own report (a TensorArray index out of range): keep its words, add the op and line.
+            message = (f"{node.op} (node {node.name}) failed while running: {error}. "
+                       f"The op was created at {format_location(location)}.")
+            raise_at(InvalidArgumentError(message), location)
         if isinstance(error, AutoloopError | AssertionError | UnboundLocalError):
             error.__traceback__ = None
             raise_at(error, location)

@@ -60,6 +60,7 @@ class Node:
     name: str
     location: tuple[str, int] | None = None
     outputs: list[Value] = field(default_factory=list)
+    tuple_result: bool = False  # the kernel returns a tuple, even of one output
 
     def subgraphs(self) -> list[Graph]:
         return [v for v in self.attrs.values() if isinstance(v, Graph)]
@@ -117,6 +118,8 @@ class Graph:
                 f"{self.name!r}: a tensor from one traced function cannot be used in another; "
                 f"pass it as an argument instead")
         in_parent = self.parent.capture(outer)
+        if in_parent in self.captures:  # read before, through the same parent value
+            return self.captures[in_parent]
         placeholder = self.add_input(outer.dtype, outer.shape, name="capture")
         self.captures[in_parent] = placeholder
         return placeholder

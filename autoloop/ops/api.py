@@ -10,3 +10,12 @@ from autoloop.ops.math_ops import (  # noqa: F401
     logical_or, matmul, maximum, minimum, mod, multiply, negative, not_equal, pow, sigmoid, sin,
     sqrt, square, subtract, tanh)
 from autoloop.ops.array_ops import concat, shape, slice_tensor  # noqa: F401
+from autoloop.ops.creation_ops import (  # noqa: F401
+    fill, ones, ones_like, range, rank, size, stop_gradient, zeros, zeros_like)
+from autoloop.ops.reduction_ops import (  # noqa: F401
+    argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
+    reduce_sum)
+from autoloop.ops.shape_ops import (  # noqa: F401
+    expand_dims, gather, one_hot, reshape, squeeze, stack, tile, transpose, unstack, where)
+from autoloop.ops.logging_ops import Assert, print_  # noqa: F401
+from autoloop.ops.logging_ops import print_ as print  # noqa: F401, A004 - autoloop.print

@@ -38,7 +38,7 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     if isinstance(value, Tensor):
         value = value.numpy()
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
-    array = np.asarray(to_numpy_value(value, dtype))
+    array = np.array(to_numpy_value(value, dtype))  # a copy: the caller may change theirs
     if shape is not None:
         shape = list(shape)
         if array.size == 1:

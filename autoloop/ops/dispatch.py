@@ -70,10 +70,52 @@ def _add_to_graph(graph: Graph, opdef, inputs, attrs, name):
     out_specs = [out_specs] if single else list(out_specs)
     node = graph.add_node(opdef.name, values, attrs, [(s.dtype, s.shape) for s in out_specs],
                           location=user_location(), name=name)
-    for value, spec in zip(node.outputs, out_specs):
-        value.constant = spec.value
+    node.tuple_result = not single
+    folded = _fold(opdef, specs, attrs, out_specs, single)
+    for value, spec, constant in zip(node.outputs, out_specs, folded):
+        value.constant = spec.value if spec.value is not None else constant
     outputs = [Tensor(value=v) for v in node.outputs]
     return outputs[0] if single else tuple(outputs)
+
+
+_FOLD_LIMIT = 1000  # elements: shape arithmetic, not data
+
+
+def _fold(opdef, specs, attrs, out_specs, single) -> list:
+    """Output values computed while tracing, when every input is a small constant.
+
+    Folding keeps shapes static through shape arithmetic (``range(size(x) + 1)``
+    has a known length). A kernel that fails here is left to fail when the
+    graph runs, where the error names the op and line as any run-time error.
+    """
+    none = [None] * len(out_specs)
+    if opdef.stateful or not specs or any(s.value is None for s in specs):
+        return none
+    if any(s.dtype is dtypes.variant for s in list(specs) + out_specs):
+        return none
+    if sum(np.size(s.value) for s in specs) > _FOLD_LIMIT:
+        return none
+    try:
+        with np.errstate(all="ignore"):
+            result = opdef.kernel(*[s.value for s in specs], **attrs)
+    except Exception:  # noqa: BLE001 - reported at run time instead, with the user's line
+        return none
+    results = [result] if single else list(result)
+    folded = []
+    for value, spec in zip(results, out_specs):
+        value = np.asarray(value)
+        if value.dtype != spec.dtype.as_numpy_dtype or not TensorShape(value.shape).is_subtype_of(spec.shape):
+            return none  # never trust a fold that disagrees with the op's rule
+        folded.append(value[()] if value.ndim == 0 else frozen(value))
+    return folded
+
+
+def frozen(array):
+    """A read-only view of `array`: graph constants are shared by every run."""
+    if isinstance(array, np.ndarray) and array.flags.writeable:
+        array = array.view()
+        array.setflags(write=False)
+    return array
 
 
 def graph_value(graph: Graph, tensor: Tensor) -> Value:
@@ -97,7 +139,7 @@ def constant_node(graph: Graph, numpy_value) -> Value:
         shape = TensorShape(np.shape(numpy_value))
     else:  # a TensorArray's list
         dtype, shape = dtypes.variant, TensorShape([])
-    node = graph.add_node("Const", (), {"value": numpy_value}, [(dtype, shape)], location=user_location())
+    node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
     return node.outputs[0]
 
 
@@ -124,3 +166,21 @@ def convert(value, dtype=None) -> Tensor:
             raise TypeError(f"Expected a {dtype.name} tensor, got {value.dtype.name} tensor {value.name}")
         return value
     return eager(to_numpy_value(value, dtype))
+
+
+def infer_node(node):
+    """``(dtype, shape)`` per output of `node`, re-derived by its op's rule (for the verifier)."""
+    opdef = registry.get(node.op)
+    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+    specs = [Spec(v.dtype, v.shape, constant_value_of(v)) for v in node.inputs]
+    if node.op == "Const":
+        specs = []
+    out = opdef.infer(*specs, **attrs)
+    out = [out] if isinstance(out, Spec) else out
+    return [(s.dtype, s.shape) for s in out]
+
+
+def verify(graph) -> None:
+    """Check `graph` with the IR verifier and this op library's rules."""
+    from autoloop.ir.verify import verify as verify_graph
+    verify_graph(graph, infer_node)

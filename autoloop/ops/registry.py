@@ -12,10 +12,12 @@ side in one registration::
     ))
 
 Contracts:
-- ``kernel(*arrays, **attrs)`` returns one numpy value (or a tuple when the
-  op has several outputs) of exactly the dtype and shape ``infer`` promised.
+- ``kernel(*arrays, **attrs)`` returns values of exactly the dtypes and
+  shapes ``infer`` promised: one value when ``infer`` returns one `Spec`, a
+  tuple when it returns a list (one entry per output; ``[]`` for an op with
+  no outputs, whose kernel returns None).
 - ``infer(*specs, **attrs)`` takes a `Spec` per input and returns one `Spec`
-  or a list of them. It raises TypeError/ValueError for inputs the op cannot
+  or a list of them; a list of one is a tuple of one, never a bare value. It raises TypeError/ValueError for inputs the op cannot
   take; those errors are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
   (``{0}``, ``{1}``, ...) that computes the same as ``kernel``; the compiled

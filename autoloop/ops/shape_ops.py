@@ -1,0 +1,507 @@
+"""Ops that rearrange elements: stack, reshape, transpose, gather, where...
+
+Static arguments (axes, permutations, a shape given as a list) are node
+attributes; ``reshape`` and ``tile`` also take a computed 1-D integer tensor,
+which then becomes a second input.
+
+    >>> reshape(constant([1, 2, 3, 4, 5, 6]), [2, -1]).shape
+    TensorShape([2, 3])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.errors import InvalidArgumentError
+from autoloop.ops import infer
+from autoloop.ops.dispatch import apply, constant_value, convert
+from autoloop.ops.math_ops import _binary_inputs, cast
+from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.static_args import runtime_axes, static_axes, static_int, static_ints
+from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
+
+
+def shape_operand(shape, op_name: str):
+    """A shape argument as a tuple of ints when known, else a 1-D integer tensor.
+
+    Takes an int, a list of ints and scalar integer tensors, a fully defined
+    TensorShape or a 1-D (or scalar) integer tensor.
+    """
+    if isinstance(shape, TensorShape):
+        if not shape.is_fully_defined():
+            raise ValueError(f"{op_name}: the shape must be fully defined, got {shape}")
+        return tuple(shape.as_list())
+    if isinstance(shape, Tensor):
+        if shape.dtype not in infer.INTEGERS:
+            raise TypeError(f"{op_name}: a shape must be an integer tensor, got a {shape.dtype.name} "
+                            f"tensor; use autoloop.cast(shape, autoloop.int32)")
+        if shape.shape.rank is not None and shape.shape.rank > 1:
+            raise ValueError(f"{op_name}: a shape must be a 1-D tensor, got one of shape {shape.shape}")
+        if constant_value(shape) is not None:
+            return static_ints(shape, op_name, "shape")
+        return reshape(shape, [-1]) if shape.shape.rank != 1 else shape
+    if isinstance(shape, list | tuple) and any(isinstance(d, Tensor) and constant_value(d) is None
+                                               for d in shape):
+        parts = [d if isinstance(d, Tensor) else convert(static_int(d, op_name, "shape")) for d in shape]
+        for part in parts:
+            if part.dtype not in infer.INTEGERS or part.shape.rank not in (0, None):
+                raise TypeError(f"{op_name}: each entry of a shape list must be an int or a scalar integer "
+                                f"tensor, got {part!r}")
+        wide = dtypes.int64 if any(p.dtype is dtypes.int64 for p in parts) else dtypes.int32
+        return stack([p if p.dtype is wide else cast(p, wide) for p in parts])
+    return static_ints(shape, op_name, "shape")
+
+
+# -- Pack / Unpack (stack / unstack) -------------------------------------------------
+def _merge_shapes(op_name: str, specs) -> TensorShape:
+    merged = TensorShape(None)
+    for spec in specs:
+        if not merged.is_compatible_with(spec.shape):
+            raise ValueError(f"{op_name}: all inputs must have one shape, got "
+                             f"{', '.join(str(s.shape) for s in specs)}")
+        merged = merged.merge_with(spec.shape)
+    return merged
+
+
+_FOLD_LIMIT = 64  # Pack of a few known scalars is folded, so shapes built with stack stay static
+
+
+def _pack_infer(*values, axis):
+    infer.check_same_dtype("Pack", *values)
+    infer.check_dtype("Pack", values[0], infer.ALL)
+    element = _merge_shapes("Pack", values)
+    if element.rank is None:
+        return Spec(values[0].dtype, TensorShape(None))
+    axis = infer.normalize_axis("Pack", axis, element.rank, allow_end=True)
+    dims = list(element)
+    dims.insert(axis, len(values))
+    folded = None
+    if all(v.value is not None for v in values) and len(values) * (element.num_elements() or 0) <= _FOLD_LIMIT:
+        folded = np.stack([np.asarray(v.value) for v in values], axis=axis)
+    return Spec(values[0].dtype, TensorShape(dims), folded)
+
+
+register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer))
+
+
+def stack(values, axis=0, name=None):
+    """The tensors `values` (one shape and dtype) joined along a new `axis`.
+
+        >>> stack([constant([1, 2]), constant([3, 4])], axis=1).numpy()
+        array([[1, 3], [2, 4]], dtype=int32)
+    """
+    if isinstance(values, Tensor):
+        raise TypeError(f"stack takes a list of tensors, got the single tensor {values.name}; "
+                        f"pass [tensor] to add a new axis of size 1")
+    tensors = _same_dtype_tensors(values, "stack")
+    if not tensors:
+        raise ValueError("stack needs at least one tensor, got an empty list")
+    return apply("Pack", tensors, {"axis": static_int(axis, "Pack", "axis")}, name=name)
+
+
+def _same_dtype_tensors(values, op_name: str) -> list:
+    """`values` as tensors; Python values take the dtype of the first tensor among them."""
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    if first is None:
+        return [convert(v) for v in values]
+    return [v if isinstance(v, Tensor) else convert(v, first.dtype) for v in values]
+
+
+def _unpack_infer(x, num, axis):
+    """One Spec per output; a lone output is a bare Spec, as a kernel with one
+    output returns a bare value rather than a 1-tuple."""
+    if x.shape.rank is None:
+        return _outputs(Spec(x.dtype, TensorShape(None)), num)
+    if x.shape.rank == 0:
+        raise ValueError("Unpack: cannot unstack a scalar (rank 0) tensor")
+    axis = infer.normalize_axis("Unpack", axis, x.shape.rank)
+    dims = list(x.shape)
+    if dims[axis] is not None and dims[axis] != num:
+        raise ValueError(f"Unpack: asked for {num} tensors, but axis {axis} of shape {x.shape} has "
+                         f"{dims[axis]}")
+    del dims[axis]
+    return _outputs(Spec(x.dtype, TensorShape(dims)), num)
+
+
+def _outputs(spec: Spec, num: int):
+    return spec if num == 1 else [spec] * num
+
+
+def _unpack_kernel(x, num, axis):
+    x = np.asarray(x)
+    if x.shape[axis] != num:
+        raise InvalidArgumentError(f"Unpack: asked for {num} tensors, but axis {axis} of shape "
+                                   f"{x.shape} has {x.shape[axis]}")
+    slices = tuple(np.moveaxis(x, axis, 0))
+    return slices[0] if num == 1 else slices
+
+
+register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer))
+
+
+def unstack(value, num=None, axis=0, name=None) -> list:
+    """The slices of `value` along `axis`, as a list of `num` tensors.
+
+    `num` defaults to the static size of that axis (ValueError when unknown).
+    """
+    value = convert(value)
+    axis = static_int(axis, "Unpack", "axis")
+    if num is None:
+        rank = value.shape.rank
+        if rank is not None and rank > 0:
+            num = value.shape[infer.normalize_axis("Unpack", axis, rank)]
+        if num is None:
+            raise ValueError(f"unstack: cannot infer the number of tensors from the shape {value.shape} "
+                             f"along axis {axis}; pass num=")
+    num = static_int(num, "Unpack", "num")
+    outputs = apply("Unpack", [value], {"num": num, "axis": axis}, name=name)
+    return [outputs] if num == 1 else list(outputs)
+
+
+# -- Reshape -----------------------------------------------------------------------
+def _reshape_dims(op_name: str, x_shape: TensorShape, requested) -> TensorShape:
+    """The output shape of reshaping `x_shape` to `requested` (ints, one may be -1)."""
+    if sum(1 for d in requested if d == -1) > 1:
+        raise ValueError(f"{op_name}: at most one dimension may be -1, got {list(requested)}")
+    if any(d < -1 for d in requested):
+        raise ValueError(f"{op_name}: dimensions must be >= -1, got {list(requested)}")
+    known = int(np.prod([d for d in requested if d != -1], dtype=np.int64))
+    total = x_shape.num_elements()
+    if -1 not in requested:
+        if total is not None and total != known:
+            raise ValueError(f"{op_name}: cannot reshape a tensor of shape {x_shape} ({total} elements) "
+                             f"to {list(requested)} ({known} elements); the number of elements must match")
+        return TensorShape(requested)
+    if total is None:
+        return TensorShape([None if d == -1 else d for d in requested])
+    if known == 0 or total % known:
+        raise ValueError(f"{op_name}: cannot reshape a tensor of shape {x_shape} ({total} elements) "
+                         f"to {list(requested)}: {total} is not a multiple of {known}")
+    return TensorShape([total // known if d == -1 else d for d in requested])
+
+
+def _reshape_infer(x, *shape_input, shape=None):
+    infer.check_dtype("Reshape", x, infer.ALL)
+    if shape is not None:
+        return Spec(x.dtype, _reshape_dims("Reshape", x.shape, shape))
+    (dims,) = shape_input
+    infer.check_dtype("Reshape", dims, infer.INTEGERS, 1)
+    if dims.value is not None:
+        return Spec(x.dtype, _reshape_dims("Reshape", x.shape, [int(d) for d in dims.value]))
+    if dims.shape.rank != 1 or dims.shape[0] is None:
+        return Spec(x.dtype, TensorShape(None))
+    return Spec(x.dtype, TensorShape([None] * dims.shape[0]))
+
+
+def _reshape_kernel(x, *shape_input, shape=None):
+    return np.reshape(x, shape if shape is not None else tuple(int(d) for d in shape_input[0]))
+
+
+def _reshape_expr(attrs):
+    if attrs.get("shape") is None:
+        return "{0}.reshape({1})"
+    return "{0}.reshape(%r)" % (attrs["shape"],)
+
+
+register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr))
+
+
+def reshape(tensor, shape, name=None):
+    """`tensor`'s elements in row-major order, arranged as `shape`.
+
+    `shape` is a list (one entry may be -1: whatever is left) or a 1-D
+    integer tensor.
+    """
+    tensor = convert(tensor)
+    dims = shape_operand(shape, "reshape")
+    if isinstance(dims, tuple):
+        return apply("Reshape", [tensor], {"shape": dims}, name=name)
+    return apply("Reshape", [tensor, dims], name=name)
+
+
+# -- Transpose -----------------------------------------------------------------------
+def _transpose_infer(x, perm):
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape(None if perm is None else [None] * len(perm)))
+    dims = list(x.shape)
+    if perm is None:
+        return Spec(x.dtype, TensorShape(dims[::-1]))
+    if sorted(perm) != list(range(len(dims))):
+        raise ValueError(f"Transpose: perm must be a permutation of 0..{len(dims) - 1} for a tensor of "
+                         f"shape {x.shape}, got {list(perm)}")
+    return Spec(x.dtype, TensorShape([dims[p] for p in perm]))
+
+
+def _transpose_expr(attrs):
+    return "{0}.transpose()" if attrs["perm"] is None else "{0}.transpose(%r)" % (attrs["perm"],)
+
+
+register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
+               expr=_transpose_expr))
+
+
+def transpose(a, perm=None, name=None):
+    """`a` with its axes permuted: output axis i is input axis ``perm[i]``.
+
+    `perm` defaults to reversing the axes (a matrix transpose for rank 2).
+    """
+    a = convert(a)
+    if perm is not None:
+        perm = tuple(p % a.shape.rank if a.shape.rank and p < 0 else p
+                     for p in static_ints(perm, "Transpose", "perm"))
+    return apply("Transpose", [a], {"perm": perm}, name=name)
+
+
+# -- ExpandDims / Squeeze ----------------------------------------------------------------
+def _expand_dims_infer(x, axis):
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape(None))
+    position = infer.normalize_axis("ExpandDims", axis, x.shape.rank, allow_end=True)
+    dims = list(x.shape)
+    dims.insert(position, 1)
+    return Spec(x.dtype, TensorShape(dims))
+
+
+def _expand_dims_expr(attrs):
+    axis = attrs["axis"]
+    if axis >= 0:
+        return "{0}[" + ":, " * axis + "None]"
+    return "{0}[..., None" + ", :" * (-axis - 1) + "]"
+
+
+register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
+               expr=_expand_dims_expr))
+
+
+def expand_dims(input, axis, name=None):
+    """`input` with a new axis of size 1 inserted at `axis` (-1: at the end)."""
+    input = convert(input)
+    axis = static_int(axis, "ExpandDims", "axis")
+    if input.shape.rank is not None:
+        axis = infer.normalize_axis("ExpandDims", axis, input.shape.rank, allow_end=True)
+    return apply("ExpandDims", [input], {"axis": axis}, name=name)
+
+
+def _squeeze_infer(x, axis):
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape(None))
+    dims = list(x.shape)
+    if axis is None:
+        if None in dims:
+            return Spec(x.dtype, TensorShape(None))
+        return Spec(x.dtype, TensorShape([d for d in dims if d != 1]))
+    for item in axis:
+        if dims[item] is not None and dims[item] != 1:
+            raise ValueError(f"Squeeze: cannot squeeze axis {item} of shape {x.shape}: its size is "
+                             f"{dims[item]}, expected 1")
+    return Spec(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in axis]))
+
+
+def _squeeze_expr(attrs):
+    axis = attrs["axis"]
+    if axis is None:
+        return "{0}.squeeze()"
+    return None if any(item < 0 for item in axis) else "{0}.squeeze(%r)" % (axis,)
+
+
+def _squeeze_kernel(x, axis):
+    return np.squeeze(x, runtime_axes(axis, np.ndim(x), "Squeeze"))
+
+
+register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr))
+
+
+def squeeze(input, axis=None, name=None):
+    """`input` without the axes of size 1 (only those in `axis`, when given)."""
+    input = convert(input)
+    axis = static_axes(axis, input.shape.rank, "Squeeze")
+    return apply("Squeeze", [input], {"axis": axis}, name=name)
+
+
+# -- GatherV2 --------------------------------------------------------------------------
+def _gather_infer(params, indices, axis):
+    infer.check_dtype("GatherV2", params, infer.ALL)
+    infer.check_dtype("GatherV2", indices, infer.INTEGERS, 1)
+    if params.shape.rank is None or indices.shape.rank is None:
+        return Spec(params.dtype, TensorShape(None))
+    if params.shape.rank == 0:
+        raise ValueError("GatherV2: params must have rank >= 1, got a scalar")
+    axis = infer.normalize_axis("GatherV2", axis, params.shape.rank)
+    if indices.value is not None and params.shape[axis] is not None:
+        _check_indices(np.asarray(indices.value), params.shape[axis])
+    return Spec(params.dtype, params.shape[:axis].concatenate(indices.shape).concatenate(params.shape[axis + 1:]))
+
+
+def _check_indices(indices, limit: int) -> None:
+    if indices.size and (indices.min() < 0 or indices.max() >= limit):
+        bad = indices[(indices < 0) | (indices >= limit)].flat[0]
+        raise InvalidArgumentError(f"GatherV2: index {bad} is out of range [0, {limit}) for the "
+                                   f"gathered axis")
+
+
+def _gather_kernel(params, indices, axis):
+    _check_indices(np.asarray(indices), np.shape(params)[axis])
+    return np.take(params, indices, axis=axis)
+
+
+register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer))
+
+
+def gather(params, indices, axis=None, batch_dims=0, name=None):
+    """Slices of `params` along `axis` (default 0) at `indices`.
+
+    The result has shape ``params.shape[:axis] + indices.shape +
+    params.shape[axis + 1:]``; an index out of range is an error.
+    """
+    if batch_dims != 0:
+        raise NotImplementedError("gather: batch_dims other than 0 is not supported")
+    params, indices = convert(params), convert(indices)
+    axis = 0 if axis is None else static_int(axis, "GatherV2", "axis")
+    if params.shape.rank:
+        axis = infer.normalize_axis("GatherV2", axis, params.shape.rank)
+    return apply("GatherV2", [params, indices], {"axis": axis}, name=name)
+
+
+# -- Tile ------------------------------------------------------------------------------
+def _tile_infer(x, *multiples_input, multiples=None):
+    infer.check_dtype("Tile", x, infer.ALL)
+    if multiples is None:
+        (dynamic,) = multiples_input
+        infer.check_dtype("Tile", dynamic, infer.INTEGERS, 1)
+        if dynamic.value is not None:
+            multiples = tuple(int(m) for m in dynamic.value)
+        elif x.shape.rank is not None:
+            return Spec(x.dtype, TensorShape([None] * x.shape.rank))
+        else:
+            return Spec(x.dtype, TensorShape(None))
+    if any(m < 0 for m in multiples):
+        raise ValueError(f"Tile: multiples must be >= 0, got {list(multiples)}")
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape([None] * len(multiples)))
+    if len(multiples) != x.shape.rank:
+        raise ValueError(f"Tile: expected one multiple per axis of the input ({x.shape.rank} for shape "
+                         f"{x.shape}), got {len(multiples)}: {list(multiples)}")
+    return Spec(x.dtype, TensorShape([None if d is None else d * m for d, m in zip(x.shape, multiples)]))
+
+
+def _tile_kernel(x, *multiples_input, multiples=None):
+    if multiples is None:
+        multiples = tuple(int(m) for m in multiples_input[0])
+        if len(multiples) != np.ndim(x):
+            raise InvalidArgumentError(f"Tile: expected {np.ndim(x)} multiples for shape {np.shape(x)}, "
+                                       f"got {list(multiples)}")
+    return np.tile(x, multiples)
+
+
+register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer))
+
+
+def tile(input, multiples, name=None):
+    """`input` repeated ``multiples[i]`` times along each axis i."""
+    input = convert(input)
+    multiples = shape_operand(multiples, "tile")
+    if isinstance(multiples, tuple):
+        return apply("Tile", [input], {"multiples": multiples}, name=name)
+    return apply("Tile", [input, multiples], name=name)
+
+
+# -- OneHot ------------------------------------------------------------------------------
+def _one_hot_infer(indices, on_value, off_value, depth, axis):
+    infer.check_dtype("OneHot", indices, infer.INTEGERS, 0)
+    infer.check_same_dtype("OneHot", on_value, off_value)
+    infer.check_dtype("OneHot", on_value, infer.ALL, 1)
+    for what, spec in (("on_value", on_value), ("off_value", off_value)):
+        if spec.shape.rank not in (0, None):
+            raise ValueError(f"OneHot: {what} must be a scalar, got shape {spec.shape}")
+    if depth < 0:
+        raise ValueError(f"OneHot: depth must be >= 0, got {depth}")
+    if indices.shape.rank is None:
+        return Spec(on_value.dtype, TensorShape(None))
+    dims = list(indices.shape)
+    position = len(dims) if axis == -1 else infer.normalize_axis("OneHot", axis, len(dims), allow_end=True)
+    dims.insert(position, depth)
+    return Spec(on_value.dtype, TensorShape(dims))
+
+
+def _one_hot_kernel(indices, on_value, off_value, depth, axis):
+    indices = np.asarray(indices)
+    position = indices.ndim if axis == -1 else axis % (indices.ndim + 1)
+    classes = np.arange(depth).reshape([depth if i == position else 1 for i in range(indices.ndim + 1)])
+    hot = np.expand_dims(indices, position) == classes
+    return np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype, copy=False)
+
+
+register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer))
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """A tensor with `on_value` where an index points and `off_value` elsewhere.
+
+    The new axis of size `depth` goes at `axis` (default -1, the end). An
+    index outside ``[0, depth)`` gives a row of `off_value`. The dtype comes
+    from `on_value`/`off_value`, else `dtype`, else float32.
+
+        >>> one_hot([0, 2], 3).numpy()
+        array([[1., 0., 0.], [0., 0., 1.]], dtype=float32)
+    """
+    indices = convert(indices)
+    depth = static_int(depth, "OneHot", "depth")
+    axis = -1 if axis is None else static_int(axis, "OneHot", "axis")
+    given = on_value if on_value is not None else off_value
+    if dtype is None and given is not None:
+        dtype = given.dtype if isinstance(given, Tensor) else dtypes.infer_dtype(given)
+    dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
+    numpy_type = dtype.as_numpy_dtype
+    on_value = _scalar_operand(numpy_type(1) if on_value is None else on_value, dtype, "on_value")
+    off_value = _scalar_operand(numpy_type(0) if off_value is None else off_value, dtype, "off_value")
+    return apply("OneHot", [indices, on_value, off_value], {"depth": depth, "axis": axis}, name=name)
+
+
+def _scalar_operand(value, dtype, what: str) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.dtype is not dtype:
+            raise TypeError(f"one_hot: {what} is a {value.dtype.name} tensor, but the result dtype is "
+                            f"{dtype.name}; give on_value and off_value one dtype")
+        return value
+    return convert(value, dtype)
+
+
+# -- SelectV2 / Where -----------------------------------------------------------------
+def _select_infer(condition, x, y):
+    infer.check_dtype("SelectV2", condition, (dtypes.bool_,), 0)
+    infer.check_same_dtype("SelectV2", x, y)
+    infer.check_dtype("SelectV2", x, infer.ALL, 1)
+    shape = infer.broadcast_shapes("SelectV2", condition.shape, x.shape)
+    return Spec(x.dtype, infer.broadcast_shapes("SelectV2", shape, y.shape))
+
+
+register(OpDef("SelectV2", kernel=np.where, infer=_select_infer))
+
+
+def _where_infer(condition):
+    infer.check_dtype("Where", condition, infer.ALL)
+    rank = condition.shape.rank
+    count = None if condition.value is None else int(np.count_nonzero(condition.value))
+    return Spec(dtypes.int64, TensorShape([count, rank]))
+
+
+register(OpDef("Where", kernel=lambda condition: np.argwhere(condition).astype(np.int64, copy=False),
+               infer=_where_infer))
+
+
+def where(condition, x=None, y=None, name=None):
+    """Element-wise ``x if condition else y`` (with broadcasting), or with only
+    `condition`, the int64 coordinates ``[N, rank]`` of its true (non-zero) elements.
+
+        >>> where(constant([True, False]), 1, 2).numpy()
+        array([1, 2], dtype=int32)
+    """
+    condition = convert(condition)
+    if x is None and y is None:
+        return apply("Where", [condition], name=name)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    x, y = _binary_inputs(x, y)
+    return apply("SelectV2", [condition, x, y], name=name)
