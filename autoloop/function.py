@@ -225,19 +225,36 @@ class Function:
 
 
 class _BoundFunctions:
-    """One bound `Function` per (function, instance), so traces are cached per object."""
+    """One bound `Function` per (function, instance), so traces are cached per object.
 
-    _cache: dict = {}
+    The bound Function lives in the instance's ``__dict__``, so it is freed
+    with the instance (the bound method inside refers back to the instance:
+    a cycle the garbage collector reclaims). Instances without a ``__dict__``
+    (``__slots__`` classes) fall back to a table keyed by id that keeps them
+    alive.
+    """
+
+    _without_dict: dict = {}
 
     @classmethod
     def get(cls, function: Function, instance):
+        attribute = f"__autoloop_function_{id(function)}"
+        store = getattr(instance, "__dict__", None)
+        if store is not None:
+            bound = store.get(attribute)
+            if bound is None:
+                bound = store[attribute] = cls._bind(function, instance)
+            return bound
         key = (id(function), id(instance))
-        entry = cls._cache.get(key)
+        entry = cls._without_dict.get(key)
         if entry is None or entry[0] is not instance:
-            bound = Function(function.python_function.__get__(instance), function.autograph,
-                             function.input_signature, function.reduce_retracing)
-            entry = cls._cache[key] = (instance, bound)
+            entry = cls._without_dict[key] = (instance, cls._bind(function, instance))
         return entry[1]
+
+    @staticmethod
+    def _bind(function: Function, instance) -> Function:
+        return Function(function.python_function.__get__(instance), function.autograph,
+                        function.input_signature, function.reduce_retracing)
 
 
 def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False):

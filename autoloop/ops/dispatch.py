@@ -33,7 +33,12 @@ def apply(op_name: str, inputs, attrs=None, name=None):
 def _apply_eagerly(opdef, inputs, attrs):
     arrays = [t._numpy for t in inputs]
     specs = [Spec(t.dtype, t.shape, t._numpy) for t in inputs]
-    out_specs = opdef.infer(*specs, **attrs)
+    try:
+        out_specs = opdef.infer(*specs, **attrs)
+    except ValueError as error:  # bad shapes: what TensorFlow reports eagerly as InvalidArgumentError
+        if isinstance(error, AutoloopError):
+            raise
+        raise InvalidArgumentError(f"{opdef.name}: {error}") from None
     with np.errstate(all="ignore"):
         try:
             result = opdef.kernel(*arrays, **attrs)

@@ -1,0 +1,78 @@
+"""Helpers for the runtime-core behaviour tests.
+
+`mode` runs a function either eagerly (a plain call) or traced with
+``autoloop.function(fn, autograph=False)``. A traced run is also compiled a
+second time in checked mode (``CompiledGraph(graph, check=True)``), which
+verifies every kernel result against the dtype and shape tracing inferred,
+and the checked outputs must equal the ordinary compiled outputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autoloop as tf
+from autoloop.execute import CompiledGraph
+
+
+class Mode:
+    """Calls `fn(*args)` eagerly or through a traced graph; see the module docstring."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.concrete = None  # the last ConcreteFunction (traced mode)
+
+    @property
+    def traced(self) -> bool:
+        return self.name == "traced"
+
+    def __call__(self, fn, *args):
+        if not self.traced:
+            return fn(*args)
+        function = tf.function(fn, autograph=False)
+        self.concrete = function.get_concrete_function(*args)
+        result = function(*args)
+        run_checked(self.concrete, args)
+        return result
+
+    def __repr__(self):
+        return self.name
+
+
+def input_arrays(args) -> list:
+    """The numpy values a ConcreteFunction takes for `args` (tensors and arrays only)."""
+    arrays = []
+    for leaf in tf.nest.flatten(list(args)):
+        if isinstance(leaf, tf.Tensor):
+            arrays.append(leaf.numpy())
+        elif isinstance(leaf, np.ndarray):
+            arrays.append(leaf)
+    return arrays
+
+
+def run_checked(concrete, args) -> None:
+    """The graph run in checked mode gives the same outputs as the plain compiled graph."""
+    arrays = input_arrays(args)
+    plain = concrete.compiled(*arrays)
+    checked = CompiledGraph(concrete.graph, check=True)(*arrays)
+    assert len(plain) == len(checked)
+    for expected, found in zip(plain, checked):
+        assert_same_value(expected, found)
+
+
+def assert_same_value(expected, found) -> None:
+    if isinstance(expected, list):  # a TensorArray's list of elements
+        assert isinstance(found, list) and len(found) == len(expected)
+        for a, b in zip(expected, found):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert_same_value(a, b)
+        return
+    assert np.asarray(expected).dtype == np.asarray(found).dtype
+    np.testing.assert_array_equal(expected, found)
+
+
+def to_numpy(structure):
+    """`structure` with every Tensor replaced by its numpy value."""
+    return tf.nest.map_structure(lambda leaf: leaf.numpy() if isinstance(leaf, tf.Tensor) else leaf, structure)
