@@ -16,6 +16,7 @@ from autoloop.ops.reduction_ops import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_sum)
 from autoloop.ops.shape_ops import (  # noqa: F401
-    expand_dims, gather, one_hot, reshape, squeeze, stack, tile, transpose, unstack, where)
+    expand_dims, reshape, squeeze, stack, tile, transpose, unstack)
+from autoloop.ops.selection_ops import gather, one_hot, where  # noqa: F401
 from autoloop.ops.logging_ops import Assert, print_  # noqa: F401
 from autoloop.ops.logging_ops import print_ as print  # noqa: F401, A004 - autoloop.print

@@ -17,7 +17,7 @@ from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 
-def _binary_inputs(x, y):
+def binary_inputs(x, y):
     """Both operands as tensors, Python values taking the other's dtype."""
     if isinstance(x, Tensor) and not isinstance(y, Tensor):
         return x, convert(y, x.dtype if _is_python(y) else None)
@@ -128,7 +128,7 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 # -- public functions ----------------------------------------------------------
 def _binary_fn(op_name, public_name):
     def fn(x, y, name=None):
-        x, y = _binary_inputs(x, y)
+        x, y = binary_inputs(x, y)
         return apply(op_name, [x, y], name=name)
     fn.__name__ = public_name
     fn.__doc__ = f"Element-wise {public_name} of two tensors of one dtype (numpy broadcasting)."

@@ -1,0 +1,162 @@
+"""Ops that select elements: gather, one_hot and where.
+
+    >>> gather(constant([10, 20, 30]), [2, 0]).numpy()
+    array([30, 10], dtype=int32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.errors import InvalidArgumentError
+from autoloop.ops import infer
+from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.static_args import static_int
+from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
+
+# -- GatherV2 --------------------------------------------------------------------------
+def _gather_infer(params, indices, axis):
+    infer.check_dtype("GatherV2", params, infer.ALL)
+    infer.check_dtype("GatherV2", indices, infer.INTEGERS, 1)
+    if params.shape.rank is None or indices.shape.rank is None:
+        return Spec(params.dtype, TensorShape(None))
+    if params.shape.rank == 0:
+        raise ValueError("GatherV2: params must have rank >= 1, got a scalar")
+    axis = infer.normalize_axis("GatherV2", axis, params.shape.rank)
+    if indices.value is not None and params.shape[axis] is not None:
+        _check_indices(np.asarray(indices.value), params.shape[axis])
+    return Spec(params.dtype, params.shape[:axis].concatenate(indices.shape).concatenate(params.shape[axis + 1:]))
+
+
+def _check_indices(indices, limit: int) -> None:
+    if indices.size and (indices.min() < 0 or indices.max() >= limit):
+        bad = indices[(indices < 0) | (indices >= limit)].flat[0]
+        raise InvalidArgumentError(f"GatherV2: index {bad} is out of range [0, {limit}) for the "
+                                   f"gathered axis")
+
+
+def _gather_kernel(params, indices, axis):
+    _check_indices(np.asarray(indices), np.shape(params)[axis])
+    return np.take(params, indices, axis=axis)
+
+
+register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer))
+
+
+def gather(params, indices, axis=None, batch_dims=0, name=None):
+    """Slices of `params` along `axis` (default 0) at `indices`.
+
+    The result has shape ``params.shape[:axis] + indices.shape +
+    params.shape[axis + 1:]``; an index out of range is an error.
+    """
+    if batch_dims != 0:
+        raise NotImplementedError("gather: batch_dims other than 0 is not supported")
+    params, indices = convert(params), convert(indices)
+    axis = 0 if axis is None else static_int(axis, "GatherV2", "axis")
+    if params.shape.rank:
+        axis = infer.normalize_axis("GatherV2", axis, params.shape.rank)
+    return apply("GatherV2", [params, indices], {"axis": axis}, name=name)
+
+
+# -- OneHot ------------------------------------------------------------------------------
+def _one_hot_infer(indices, on_value, off_value, depth, axis):
+    infer.check_dtype("OneHot", indices, infer.INTEGERS, 0)
+    infer.check_same_dtype("OneHot", on_value, off_value)
+    infer.check_dtype("OneHot", on_value, infer.ALL, 1)
+    for what, spec in (("on_value", on_value), ("off_value", off_value)):
+        if spec.shape.rank not in (0, None):
+            raise ValueError(f"OneHot: {what} must be a scalar, got shape {spec.shape}")
+    if depth < 0:
+        raise ValueError(f"OneHot: depth must be >= 0, got {depth}")
+    if indices.shape.rank is None:
+        return Spec(on_value.dtype, TensorShape(None))
+    dims = list(indices.shape)
+    position = len(dims) if axis == -1 else infer.normalize_axis("OneHot", axis, len(dims), allow_end=True)
+    dims.insert(position, depth)
+    return Spec(on_value.dtype, TensorShape(dims))
+
+
+def _one_hot_kernel(indices, on_value, off_value, depth, axis):
+    indices = np.asarray(indices)
+    position = indices.ndim if axis == -1 else axis % (indices.ndim + 1)
+    classes = np.arange(depth).reshape([depth if i == position else 1 for i in range(indices.ndim + 1)])
+    hot = np.expand_dims(indices, position) == classes
+    return np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype, copy=False)
+
+
+register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer))
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """A tensor with `on_value` where an index points and `off_value` elsewhere.
+
+    The new axis of size `depth` goes at `axis` (default -1, the end). An
+    index outside ``[0, depth)`` gives a row of `off_value`. The dtype comes
+    from `on_value`/`off_value`, else `dtype`, else float32.
+
+        >>> one_hot([0, 2], 3).numpy()
+        array([[1., 0., 0.], [0., 0., 1.]], dtype=float32)
+    """
+    indices = convert(indices)
+    depth = static_int(depth, "OneHot", "depth")
+    axis = -1 if axis is None else static_int(axis, "OneHot", "axis")
+    given = on_value if on_value is not None else off_value
+    if dtype is None and given is not None:
+        dtype = given.dtype if isinstance(given, Tensor) else dtypes.infer_dtype(given)
+    dtype = dtypes.as_dtype(dtype if dtype is not None else dtypes.float32)
+    numpy_type = dtype.as_numpy_dtype
+    on_value = _scalar_operand(numpy_type(1) if on_value is None else on_value, dtype, "on_value")
+    off_value = _scalar_operand(numpy_type(0) if off_value is None else off_value, dtype, "off_value")
+    return apply("OneHot", [indices, on_value, off_value], {"depth": depth, "axis": axis}, name=name)
+
+
+def _scalar_operand(value, dtype, what: str) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.dtype is not dtype:
+            raise TypeError(f"one_hot: {what} is a {value.dtype.name} tensor, but the result dtype is "
+                            f"{dtype.name}; give on_value and off_value one dtype")
+        return value
+    return convert(value, dtype)
+
+
+# -- SelectV2 / Where -----------------------------------------------------------------
+def _select_infer(condition, x, y):
+    infer.check_dtype("SelectV2", condition, (dtypes.bool_,), 0)
+    infer.check_same_dtype("SelectV2", x, y)
+    infer.check_dtype("SelectV2", x, infer.ALL, 1)
+    shape = infer.broadcast_shapes("SelectV2", condition.shape, x.shape)
+    return Spec(x.dtype, infer.broadcast_shapes("SelectV2", shape, y.shape))
+
+
+register(OpDef("SelectV2", kernel=np.where, infer=_select_infer))
+
+
+def _where_infer(condition):
+    infer.check_dtype("Where", condition, infer.ALL)
+    rank = condition.shape.rank
+    count = None if condition.value is None else int(np.count_nonzero(condition.value))
+    return Spec(dtypes.int64, TensorShape([count, rank]))
+
+
+register(OpDef("Where", kernel=lambda condition: np.argwhere(condition).astype(np.int64, copy=False),
+               infer=_where_infer))
+
+
+def where(condition, x=None, y=None, name=None):
+    """Element-wise ``x if condition else y`` (with broadcasting), or with only
+    `condition`, the int64 coordinates ``[N, rank]`` of its true (non-zero) elements.
+
+        >>> where(constant([True, False]), 1, 2).numpy()
+        array([1, 2], dtype=int32)
+    """
+    condition = convert(condition)
+    if x is None and y is None:
+        return apply("Where", [condition], name=name)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    x, y = binary_inputs(x, y)
+    return apply("SelectV2", [condition, x, y], name=name)
