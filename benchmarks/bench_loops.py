@@ -44,8 +44,17 @@ def sum_square(n: int):
         return al.while_loop(lambda i, r: i < limit, lambda i, r: (i + 1, r + i * i),
                              (al.constant(0), al.constant(0)))[1]
 
+    @al.function
+    def autoloop_converted(limit):
+        i, result = al.constant(0), al.constant(0)
+        while i < limit:
+            result += i * i
+            i += 1
+        return result
+
     limit = al.constant(n)
-    impls = {"numpy": numpy_loop, "autoloop": lambda: autoloop_graph(limit)}
+    impls = {"numpy": numpy_loop, "autoloop": lambda: autoloop_graph(limit),
+             "autoloop (converted Python)": lambda: autoloop_converted(limit)}
     impls.update(_tf_impls(lambda tf: _tf_sum_square(tf, n)))
     impls.update(_jax_impls(lambda jax: _jax_sum_square(jax, n)))
     return impls, n
@@ -69,10 +78,18 @@ def rnn(d: int, steps: int):
         return al.while_loop(lambda t, h: t < n, lambda t, h: (t + 1, al.tanh(w @ h + x[t])),
                              (al.constant(0), h))[1]
 
+    @al.function
+    def autoloop_converted(w, x, h):
+        for t in al.range(al.shape(x)[0]):
+            h = al.tanh(w @ h + x[t])
+        return h
+
     args = (al.constant(w), al.constant(x), al.constant(h0))
-    check = np.abs(autoloop_graph(*args).numpy() - numpy_loop()).max()
-    assert check < 1e-4, check
-    impls = {"numpy": numpy_loop, "autoloop": lambda: autoloop_graph(*args)}
+    for candidate in (autoloop_graph, autoloop_converted):
+        error = np.abs(candidate(*args).numpy() - numpy_loop()).max()
+        assert error < 1e-4, error
+    impls = {"numpy": numpy_loop, "autoloop": lambda: autoloop_graph(*args),
+             "autoloop (converted Python)": lambda: autoloop_converted(*args)}
     impls.update(_tf_impls(lambda tf: _tf_rnn(tf, w, x, h0)))
     impls.update(_jax_impls(lambda jax: _jax_rnn(jax, w, x, h0)))
     return impls, steps

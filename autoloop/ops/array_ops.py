@@ -96,7 +96,9 @@ def _slice_expr(attrs):
             items.append("...")
         else:
             items.append("None")
-    return "{0}[" + ", ".join(items) + ("," if len(items) == 1 else "") + "]"
+    if not items:
+        return "{0}[()]"
+    return "{0}[" + ", ".join(items) + "]"  # x[i] indexes exactly as x[(i,)]
 
 
 def _slice_infer(x, *dynamic, spec):

@@ -159,3 +159,13 @@ class TestTensor:
         np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
         assert float(al.constant(2.5)) == 2.5 and int(al.constant(3)) == 3
         assert [int(v) for v in al.constant([4, 5])] == [4, 5]
+
+
+def test_empty_and_single_indices_traced_match_numpy():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    f = al.function(lambda x: (x[()], x[1], x[:, 2], x[..., None]), autograph=False)
+    empty, row, column, expanded = f(al.constant(a))
+    np.testing.assert_array_equal(empty.numpy(), a[()])
+    np.testing.assert_array_equal(row.numpy(), a[1])
+    np.testing.assert_array_equal(column.numpy(), a[:, 2])
+    np.testing.assert_array_equal(expanded.numpy(), a[..., None])
