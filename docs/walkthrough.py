@@ -1,0 +1,72 @@
+"""A walk through autoloop: one function from Python source to a number.
+
+    python docs/walkthrough.py
+
+Each step shows what it made and checks it; ``tests/test_walkthrough.py``
+runs this file, so the walkthrough cannot drift from the code.
+"""
+
+import gast
+
+import autoloop as al
+from autoloop.compiler import parse
+from autoloop.compiler.analysis import analyze
+
+
+def sum_square(n):
+    i, result = al.constant(0), al.constant(0)
+    while i < n:
+        result += i * i
+        i += 1
+    return result
+
+
+def step(title):
+    print(f"\n== {title} " + "=" * (60 - len(title)))
+
+
+# 1. Parse. The compiler reads the function's source (via linecache, so
+#    lambdas, nested functions and notebook cells work too) into a gast tree.
+step("1. parse")
+parsed = parse.parse_function(sum_square)
+loop = next(node for node in gast.walk(parsed.node) if isinstance(node, gast.While))
+print(f"found a while loop at line {parsed.source.user_line(loop)} of {parsed.source.filename}")
+
+# 2. Analyse. Read-only passes compute, per statement, the names it modifies,
+#    which names are live (read later), and which are defined. The loop
+#    variables are the names the body modifies that are read afterwards or by
+#    the next iteration: here `i` and `result`, not `n`.
+step("2. analyse")
+facts = analyze(parsed.node).of(loop)
+modified = {str(name) for name in facts.modified(loop)}
+live = {str(name) for name in facts.live_after(loop) | facts.live_at_start(loop, "body")} & {"i", "n", "result"}
+loop_vars = sorted(modified & live)
+print(f"modified in the body: {sorted(modified)}; live: {sorted(live)} -> loop variables {loop_vars}")
+assert loop_vars == ["i", "result"]
+
+# 3. Convert. Passes rewrite the loop into a functional call: the state
+#    travels as parameters and return values, never through closures.
+step("3. convert")
+converted = al.to_code(sum_square)
+print(converted)
+assert "al__.while_stmt(loop_cond, loop_body, (i, result), ('i', 'result'))" in converted
+
+# 4. Trace. @function runs the converted code with symbolic tensors; the
+#    runtime sees that `i < n` is a tensor and stages one While node whose
+#    cond and body are sub-graphs.
+step("4. trace")
+fn = al.function(sum_square)
+concrete = fn.get_concrete_function(al.constant(10))
+print(concrete.graph)
+assert [node.op for node in concrete.graph.nodes].count("While") == 1
+
+# 5. Execute. The executor compiles the graph once into Python source in which
+#    the While is a plain `while` loop over numpy values.
+step("5. execute")
+print(concrete.compiled.source)
+result = fn(al.constant(10))
+print(f"sum_square(10) = {result.numpy()}")
+assert result.numpy() == sum(k * k for k in range(10)) == 285
+
+# 6. Differentiate: reverse-mode gradients through loops are the next stage
+#    of autoloop (see CHANGELOG.md); this walkthrough grows with them.
