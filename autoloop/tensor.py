@@ -125,11 +125,23 @@ class Tensor:
         return len(self._numpy)
 
     def __iter__(self):
+        """The rows along axis 0 (``a, b = t`` for a tensor of 2 rows).
+
+        A symbolic tensor can be iterated only when its first dimension is
+        known while tracing; a loop over a tensor of unknown length needs
+        conversion (``for row in t`` inside @autoloop.function).
+        """
+        from autoloop.ops import api
         if self._value is not None:
-            raise TypeError(f"Iterating over a symbolic tensor ({self.name}) is not allowed. {_BOOL_HINT}.")
+            rank, rows = self.shape.rank, self.shape[0] if self.shape.rank else None
+            if rank == 0:
+                raise TypeError("Cannot iterate over a scalar (rank 0) tensor.")
+            if rows is None:
+                raise TypeError(f"Iterating over a symbolic tensor ({self.name}) of unknown length is not "
+                                f"allowed. {_BOOL_HINT}.")
+            return iter(api.unstack(self, num=rows))
         if np.ndim(self._numpy) == 0:
             raise TypeError("Cannot iterate over a scalar (rank 0) tensor.")
-        from autoloop.ops import api
         return iter([api.constant(row) for row in self._numpy])
 
     def __hash__(self):

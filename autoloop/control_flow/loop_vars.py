@@ -8,6 +8,8 @@ when the compiler gave one, else a path like ``loop_vars[1].j``).
 
 from __future__ import annotations
 
+import re
+
 from autoloop import nest
 from autoloop.control_flow.composite import (
     as_loop_value, components_of, describe_kind, rebuild, type_key)
@@ -135,7 +137,7 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
             raise ShapeInvariantError(
                 f"loop variable {label} enters the loop with shape {old.shape}, but has shape "
                 f"{new.shape} after one iteration (its shape invariant is {invariant}). To allow the "
-                f"shape to vary across iterations, {hint.format(label=label, shape=_shape_code(relaxed))}")
+                f"shape to vary across iterations, {hint.format(label=label, variable=_as_code(label), shape=_shape_code(relaxed))}")
     return after
 
 
@@ -143,6 +145,11 @@ def _kind(value) -> str:
     kind = describe_kind(value)
     dtype = getattr(value, "dtype", None)
     return f"{kind} of {dtype.name}" if dtype is not None else kind
+
+
+def _as_code(label: str) -> str:
+    """The user's variable as they would write it: ``'x'[1]`` -> ``x[1]``."""
+    return re.sub(r"^'([^']*)'", r"\1", label)
 
 
 def _shape_code(shape: TensorShape) -> str:

@@ -41,7 +41,7 @@ register(OpDef("While", kernel=None, infer=_while_infer))
 
 _API_HINT = ("pass a less specific shape for it in shape_invariants (for {label}: {shape}), "
              "or use Tensor.set_shape in the body.")
-_CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[({label}, {shape})]) "
+_CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[({variable}, {shape})]) "
                    "as the first statement of the loop body.")
 
 

@@ -170,7 +170,35 @@ def convert(value, dtype=None) -> Tensor:
         if dtype is not None and value.dtype is not dtype:
             raise TypeError(f"Expected a {dtype.name} tensor, got {value.dtype.name} tensor {value.name}")
         return value
+    if isinstance(value, list | tuple) and _holds_tensor(value):
+        return _pack(value, dtype)
     return eager(to_numpy_value(value, dtype))
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    return isinstance(value, list | tuple) and any(_holds_tensor(item) for item in value)
+
+
+def _pack(items, dtype):
+    """A list mixing tensors and numbers, stacked into one tensor (TensorFlow's auto-packing).
+
+    Numbers take the dtype of the tensors beside them: ``[x, 1]`` with ``x``
+    float32 is float32.
+    """
+    from autoloop.ops.shape_ops import stack  # shape_ops builds on this module
+    if dtype is None:
+        dtype = next(leaf.dtype for leaf in _leaves(items) if isinstance(leaf, Tensor))
+    return stack([convert(item, dtype) for item in items])
+
+
+def _leaves(items):
+    for item in items:
+        if isinstance(item, list | tuple):
+            yield from _leaves(item)
+        else:
+            yield item
 
 
 def infer_node(node):
