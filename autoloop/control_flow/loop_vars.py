@@ -113,11 +113,12 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
     try:
         nest.assert_same_structure(before.structure, after_structure, check_types=False)
     except (ValueError, TypeError) as error:
+        which, old, new = _first_difference(before.structure, after_structure, names)
         raise LoopVariableTypeError(
-            f"the loop body must return the same nested structure as the loop variables: they "
-            f"enter as {nest.map_structure_up_to_leaves(before.structure)!r} but the body returned "
-            f"{nest.map_structure_up_to_leaves(after_structure)!r}. ({str(error).splitlines()[-1]})"
-        ) from None
+            f"{which} must keep its nested structure across iterations: it enters the loop as "
+            f"{nest.map_structure_up_to_leaves(old)!r} but is "
+            f"{nest.map_structure_up_to_leaves(new)!r} after one iteration "
+            f"({str(error).splitlines()[-1]}). Give it its final structure before the loop.") from None
     after = LoopVars(after_structure, names)
     for label, old, new in zip(before.labels, before.leaves, after.leaves):
         if type_key(old) != type_key(new):
@@ -139,6 +140,18 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
                 f"{new.shape} after one iteration (its shape invariant is {invariant}). To allow the "
                 f"shape to vary across iterations, {hint.format(label=label, variable=_as_code(label), shape=_shape_code(relaxed))}")
     return after
+
+
+def _first_difference(before, after, names):
+    """``(description, old, new)`` of the first top-level loop variable whose structure changed."""
+    if isinstance(before, list | tuple) and isinstance(after, list | tuple) and len(before) == len(after):
+        for position, (old, new) in enumerate(zip(before, after)):
+            try:
+                nest.assert_same_structure(old, new, check_types=False)
+            except (ValueError, TypeError):
+                label = f"'{names[position]}'" if names is not None else f"loop_vars[{position}]"
+                return f"loop variable {label}", old, new
+    return "the loop variables", before, after
 
 
 def _kind(value) -> str:
