@@ -14,6 +14,7 @@ from autoloop.control_flow.cond import cond
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
 from autoloop.function import ConcreteFunction, Function, TensorSpec, function
+from autoloop.compiler.api import do_not_convert, set_loop_options, to_code, to_graph
 from autoloop import errors
 
 __version__ = "0.1.0"

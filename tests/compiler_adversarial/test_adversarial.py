@@ -179,9 +179,6 @@ def return_tuple_paths(x):
     return x * 2, x * 3
 
 
-@pytest.mark.xfail(strict=True, reason="early return of a tuple under a tensor if: retval_ is Undefined on "
-                   "the other path, and staging._plan_output/_spec call convert() on the whole tuple "
-                   "('cannot convert Tensor ... to a tensor'); MaybeUndefined only handles single tensors")
 @pytest.mark.parametrize("x", [4, -6, -5, 0])
 def test_return_tuples_on_different_paths(x):
     check(return_tuple_paths, x)
@@ -214,10 +211,6 @@ def python_loop_tensor_return(x):
     return -1
 
 
-@pytest.mark.xfail(strict=True, reason="a Python-test loop whose break/return depends on a tensor raises a "
-                   "TypeError blaming the compiler's flags ('break_'/'do_return') and suggesting "
-                   "'break_ = autoloop.constant(...)', which the user cannot write: "
-                   "runtime/control_flow.py _became_tensor")
 @pytest.mark.parametrize("fn", [return_in_while_true, stop_in_while_true, python_loop_tensor_return])
 def test_python_loop_with_tensor_break_or_return_error_message(fn):
     # Like AutoGraph, the loop test is a Python value, so the loop runs in Python
@@ -746,8 +739,6 @@ def and_or_values(x, y):
     return (x and y), (x or y)
 
 
-@pytest.mark.xfail(strict=True, reason="staged and_/or_ return a bool tensor (to_bool of both sides), "
-                   "not the deciding operand as Python does: runtime/staging.py staged_and/staged_or")
 @pytest.mark.parametrize("x,y", [(0, 5), (3, 5), (3, 0)])
 def test_and_or_return_deciding_operand(x, y):
     check(and_or_values, x, y)
@@ -795,10 +786,6 @@ def chained_with_call_middle(x, n):
     return 0 < abs(x) < n
 
 
-@pytest.mark.xfail(strict=True, reason="passes/logical.py visit_Compare leaves a chained comparison as "
-                   "Python wrote it when a middle operand is not a name/attribute/constant, so "
-                   "'0 < abs(x) < n' calls bool() on a symbolic tensor (TypeError) instead of hoisting "
-                   "the middle into a temporary")
 @pytest.mark.parametrize("x,n", [(3, 5), (-7, 5), (0, 5)])
 def test_chained_comparison_with_call_in_middle(x, n):
     check(chained_with_call_middle, x, n)
@@ -955,9 +942,6 @@ def append_nonempty_start(n):
     return al.stack(values)
 
 
-@pytest.mark.xfail(strict=True, reason="append under a tensor if inside a graph loop: staging._plan_output "
-                   "rejects a TensorList branch output ('values' is a Python TensorList in the if branch "
-                   "and a Python TensorList in the else branch); _is_tensor_like excludes TensorList")
 def test_list_append_to_nonempty_list_under_condition():
     result = al.function(append_nonempty_start)(al.constant(5))
     assert_same(result, [7, 0, 2, 4])
@@ -971,9 +955,6 @@ def append_nested_loops(n):
     return al.stack(out)
 
 
-@pytest.mark.xfail(strict=True, reason="empty list appended to in an inner graph loop: the outer loop's "
-                   "scratch run returns a TensorList, but staging._slot_for only learns the element "
-                   "dtype from a grown Python list, so 'out' becomes a 'fixed' [] and stack([]) fails")
 def test_list_append_in_nested_graph_loops():
     result = al.function(append_nested_loops)(al.constant(4))
     assert_same(result, [10, 20, 21, 30, 31, 32])
@@ -1052,12 +1033,6 @@ def nested_def(n):
     return s
 
 
-NESTED_RETURN = ("passes/returns.py counts a nested def's return as the outer function's (_own_returns/"
-                 "contains use base.walk_scope, which enters a FunctionDef given as the root), turns "
-                 "'return' in the nested def into 'do_return = True; retval_ = ...', so it returns None")
-
-
-@pytest.mark.xfail(strict=True, reason=NESTED_RETURN)
 def test_nested_function_with_loop_called_in_loop():
     check(nested_def, 5)
 
@@ -1068,7 +1043,6 @@ def nested_def_minimal(x):
     return inner(x)
 
 
-@pytest.mark.xfail(strict=True, reason=NESTED_RETURN)
 def test_nested_def_returning_value_minimal():
     check(nested_def_minimal, 5)  # converted returns None, Python 6
 
@@ -1085,7 +1059,6 @@ def nested_def_closure_after_loop(n):
     return g()
 
 
-@pytest.mark.xfail(strict=True, reason=NESTED_RETURN)
 def test_nested_def_reading_loop_result():
     check(nested_def_closure_after_loop, 4)
 
@@ -1475,8 +1448,6 @@ def try_around_loop(n):
     return i
 
 
-@pytest.mark.xfail(strict=True, reason="a try around a staged loop is converted silently: the handler can "
-                   "never see run-time errors; passes/unsupported.py only flags try INSIDE if/while/for")
 def test_try_around_tensor_loop_raises_not_implemented():
     with pytest.raises(NotImplementedError, match="try"):
         al.function(try_around_loop)(al.constant(3))
@@ -1625,9 +1596,6 @@ def print_constant_in_loop(n):
     return i
 
 
-@pytest.mark.xfail(strict=True, reason="print with only Python values inside graph control flow runs at "
-                   "TRACE time (once), not when the graph runs: runtime/operators.py print_ uses "
-                   "builtins.print unless some value is a symbolic tensor")
 def test_print_of_constants_inside_graph_loop_runs_each_iteration(capsys):
     f = al.function(print_constant_in_loop)
     f.get_concrete_function(al.constant(3))
@@ -1644,8 +1612,6 @@ def print_constant_branches(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason="constant-only print in a tensor if: both branches print while "
-                   "tracing, nothing prints when the graph runs (runtime/operators.py print_)")
 def test_print_of_constants_only_in_taken_branch(capsys):
     f = al.function(print_constant_branches)
     f.get_concrete_function(al.constant(1))
@@ -1690,9 +1656,6 @@ def prev_iteration(n):
     return s, prev
 
 
-@pytest.mark.xfail(strict=True, reason="a name first assigned in a graph loop and read (under a tensor if) "
-                   "on LATER iterations: staging._loop's scratch trace of the body passes Undefined, and "
-                   "undefined.read raises UnboundLocalError at trace time instead of a run-time check")
 def test_read_of_value_from_previous_iteration():
     check(prev_iteration, 4)
 
@@ -1711,17 +1674,10 @@ def lazy_unbound_ifexp(x):
     return x if x > 0 else u
 
 
-LAZY_UNBOUND = ("a maybe-unbound name read only in the lazy operand of and/or/if-else: the staged cond "
-                "traces that operand and undefined.read raises UnboundLocalError at TRACE time, though "
-                "Python never evaluates it (should be a run-time CheckDefined)")
-
-
-@pytest.mark.xfail(strict=True, reason=LAZY_UNBOUND)
 def test_unbound_name_in_unevaluated_and_operand():
     check(lazy_unbound_and, 3)
 
 
-@pytest.mark.xfail(strict=True, reason=LAZY_UNBOUND)
 def test_unbound_name_in_unevaluated_conditional_branch():
     check(lazy_unbound_ifexp, 3)
 
@@ -1751,9 +1707,6 @@ def calls_decorated(x):
     return decorated_helper(x)
 
 
-@pytest.mark.xfail(strict=True, reason="a functools.wraps-decorated helper cannot be converted: "
-                   "parse._parse_def looks for a def named fn.__name__ ('decorated_helper', copied by "
-                   "wraps) but the code is 'wrapper' -> SourceNotFoundError; should use co_name")
 def test_call_to_functools_wraps_decorated_helper():
     check(calls_decorated, 1)
 
@@ -1768,9 +1721,6 @@ def class_inside(x):
     return b.v
 
 
-@pytest.mark.xfail(strict=True, reason="any class statement in a converted function crashes conversion "
-                   "with KeyError(<gast.Pass>): passes/undefined.py _statement recurses into the "
-                   "ClassDef body, which analysis.of() (analysis/__init__.py) has no owner for")
 def test_class_defined_inside_converted_function():
     check(class_inside, 3)
 
@@ -2123,7 +2073,6 @@ def test_generated_programs_match_python(source, a, b):
     assert _run_converted(fn, a, b) == expected, source + "\n" + al.to_code(fn)
 
 
-@pytest.mark.xfail(strict=True, reason=LAZY_UNBOUND + " (found by generated programs reading 'u')")
 @settings(max_examples=150, deadline=None, database=None, derandomize=True,
           phases=[Phase.explicit, Phase.generate],  # no shrinking: the failure is known
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -25,12 +25,13 @@ class Case(NamedTuple):
 
 # Ops without a numpy comparison here: graph plumbing and the lead's control
 # flow / TensorArray ops, tested with their features. PrintV2 and Assert are
-# tested in test_logging_ops.py.
+# tested in test_logging_ops.py; CheckDefined and AssertTrue (what converted
+# code stages for partly defined names and `assert`) in tests/compiler.
 NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
     "TensorListUnstack", "TensorListGather", "TensorListScatter", "TensorListSize",
-    "PrintV2", "Assert",
+    "PrintV2", "Assert", "CheckDefined", "AssertTrue",
 }
 
 _rng = np.random.default_rng(0)

@@ -1,0 +1,49 @@
+"""The compiler's public names: `to_code`, `to_graph`, `do_not_convert`, `set_loop_options`."""
+
+from __future__ import annotations
+
+from autoloop.compiler import conversion
+
+
+def to_code(fn) -> str:
+    """The converted source of `fn` as readable Python.
+
+        >>> print(to_code(sum_square))
+        def sum_square(n):
+            ...
+            i, result = al__.while_stmt(loop_cond, loop_body, (i, result), ('i', 'result'))
+            return result
+    """
+    return conversion.converted_source(fn)
+
+
+def to_graph(fn):
+    """The converted Python function itself (not traced); call it inside a trace to stage it."""
+    return conversion.convert(fn)
+
+
+def do_not_convert(fn=None):
+    """Mark `fn` to be called as it is from converted code, never converted.
+
+    Usable as ``@do_not_convert`` or ``do_not_convert(fn)``; returns `fn`.
+    """
+    if fn is None:
+        return do_not_convert
+    return conversion.mark_do_not_convert(fn)
+
+
+def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,
+                     swap_memory=None):
+    """Options for the loop whose body this call starts (in converted code).
+
+    The compiler moves the call's arguments onto the loop it begins, so in
+    converted code this function is never called; called directly (in
+    unconverted code) it does nothing. `shape_invariants` is a list of
+    ``(variable, TensorShape)`` pairs.
+
+        while i < n:
+            autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])
+            x = autoloop.concat([x, [i]], 0)
+            i += 1
+    """
+    return None

@@ -1,0 +1,104 @@
+"""What one conversion knows besides the tree: where the source came from,
+which names are taken, and the side tables that passes hand to later passes.
+
+Passes never hang attributes on AST nodes; anything a later pass must know
+about a node lives in a dict here, keyed by that node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import gast
+
+
+@dataclasses.dataclass
+class SourceInfo:
+    """Where the parsed function lives: file, and how to map parsed lines to it."""
+
+    filename: str
+    line_offset: int  # user line = parsed line + line_offset
+    function_name: str
+
+    def user_line(self, node) -> int:
+        return getattr(node, "lineno", 1) + self.line_offset
+
+
+class Namer:
+    """Hands out identifiers that collide with no name in the user's function.
+
+    >>> namer = Namer({"break_"}); namer.new("break_")
+    'break_1'
+    """
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+
+    def new(self, base: str) -> str:
+        name, index = base, 0
+        while name in self.taken:
+            index += 1
+            name = f"{base}{index}"
+        self.taken.add(name)
+        return name
+
+
+def names_in(tree) -> set[str]:
+    """Every identifier used anywhere in `tree` (names, parameters, defs)."""
+    taken = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            taken.add(node.id)
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+            taken.add(node.name)
+        elif isinstance(node, gast.alias):
+            taken.add((node.asname or node.name).split(".")[0])
+    return taken
+
+
+@dataclasses.dataclass
+class ConversionContext:
+    """State of one conversion, shared by the passes of the pipeline.
+
+    Side tables (all keyed by AST node):
+    - `extra_tests`: `for` loop -> expression that must hold before each
+      iteration (``not break_``), written by the breaks pass.
+    - `unsupported`: loop or `if` -> description of a construct inside it
+      that graph control flow cannot express (``try statement at line 7``);
+      the runtime raises NotImplementedError if the statement is staged.
+    - `appended_lists`: loop -> names of lists appended to in its body.
+    - `exempt_reads`: generated names whose reads are never checked for
+      definedness (the return value, read through `return_value`).
+    """
+
+    source: SourceInfo
+    namer: Namer
+    runtime_name: str = "al__"
+    extra_tests: dict = dataclasses.field(default_factory=dict)
+    unsupported: dict = dataclasses.field(default_factory=dict)
+    appended_lists: dict = dataclasses.field(default_factory=dict)
+    exempt_reads: set = dataclasses.field(default_factory=set)
+    globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
+    resolve: object = None  # name -> (found, object), for the calls pass (None: all calls dynamic)
+    is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
+    has_class_cell: bool = False  # the function uses zero-argument super()
+
+    _reserved: dict = dataclasses.field(default_factory=dict)
+
+    def user_line(self, node) -> int:
+        return self.source.user_line(node)
+
+    def reserved(self, base: str) -> str:
+        """A name for generated helpers (``loop_body``), the same one on every call.
+
+        Each helper is defined right before its single use, so reusing the
+        name in sibling or nested statements is safe; it only has to avoid
+        the user's names.
+        """
+        if base not in self._reserved:
+            self._reserved[base] = self.namer.new(base)
+        return self._reserved[base]
+
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")

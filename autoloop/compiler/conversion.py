@@ -1,0 +1,253 @@
+"""Converting a function: the pass pipeline, the cache, and `convert(fn)`.
+
+    converted = convert(sum_square)     # same signature; loops now call al__.while_stmt
+    converted(al.constant(10))          # runs (and, while tracing, stages) the loops
+
+Each code object is converted once; each function object gets its own
+converted function (same closure cells, globals and defaults) once.
+Conversion never falls back to the original function: what cannot be
+converted raises.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib
+import os
+import sys
+import sysconfig
+import types
+import weakref
+
+from autoloop import source_map
+from autoloop.compiler import emit, parse
+from autoloop.compiler.analysis import analyze
+from autoloop.compiler.context import ConversionContext, Namer, names_in
+from autoloop.compiler.passes.asserts import Asserts
+from autoloop.compiler.passes.breaks import Breaks
+from autoloop.compiler.passes.calls import Calls
+from autoloop.compiler.passes.conditional_expressions import ConditionalExpressions
+from autoloop.compiler.passes.conditionals import Conditionals
+from autoloop.compiler.passes.continues import Continues
+from autoloop.compiler.passes.lists import ListAppends
+from autoloop.compiler.passes.logical import LogicalExpressions
+from autoloop.compiler.passes.loops import Loops
+from autoloop.compiler.passes.returns import Returns
+from autoloop.compiler.passes.undefined import UndefinedReads
+from autoloop.compiler.passes.unsupported import UnsupportedConstructs
+from autoloop.compiler.passes.walrus import Walrus
+from autoloop.errors import raise_at
+
+RUNTIME_NAME = "al__"
+RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is made, not before
+
+
+def transform(tree, ctx):
+    """The pipeline: a parsed function in, the converted function out."""
+    tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
+    tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
+    tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
+    tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
+    tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
+    tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    # Expression passes run while the tree is still the user's size (before
+    # loops and branches become functions); they also lower the `not break_`
+    # tests the flag passes made.
+    tree = ConditionalExpressions.transform(tree, ctx)  # a if c else b -> al__.if_exp
+    tree = LogicalExpressions.transform(tree, ctx)  # and/or/not/chains -> al__.and_/or_/not_
+    tree = Asserts.transform(tree, ctx)
+    tree = Calls.transform(tree, ctx)  # print/len/range and user calls
+    analysis = analyze(tree, ctx.extra_tests)  # once: scopes, cfg, liveness, definedness
+    tree = UndefinedReads.transform(tree, ctx, analysis)  # before statements move into functions
+    tree = Loops.transform(tree, ctx, analysis)  # while/for -> loop_cond/loop_body + while_stmt/for_stmt
+    tree = Conditionals.transform(tree, ctx, analysis)  # if -> if_true/if_false + if_stmt
+    return tree
+
+
+# -- which functions are converted ---------------------------------------------------------
+
+_DO_NOT_CONVERT: weakref.WeakSet = weakref.WeakSet()
+_CONVERTED: weakref.WeakSet = weakref.WeakSet()
+_LIBRARY_ROOTS = {"autoloop", "numpy", "builtins", "gast", "pytest", "_pytest", "hypothesis"}
+_LIBRARY_DIRS = tuple({os.path.normcase(os.path.realpath(p)) + os.sep for p in (
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
+    sysconfig.get_paths().get("platlib")) if p})
+
+
+def mark_do_not_convert(fn):
+    _DO_NOT_CONVERT.add(getattr(fn, "__func__", fn))
+    return fn
+
+
+def is_converted(fn) -> bool:
+    try:
+        return getattr(fn, "__func__", fn) in _CONVERTED
+    except TypeError:
+        return False
+
+
+def is_library(target) -> bool:
+    """Whether calls to `target` run as they are (not user code to convert)."""
+    target = getattr(target, "__func__", target)
+    try:
+        if target in _DO_NOT_CONVERT or target in _CONVERTED:
+            return True
+    except TypeError:
+        pass
+    if isinstance(target, (type, types.BuiltinFunctionType, types.ModuleType)):
+        return True
+    if isinstance(target, functools.partial):
+        return False
+    if not isinstance(target, types.FunctionType):
+        return _is_library_module(getattr(type(target), "__module__", None), None)
+    code = target.__code__
+    if source_map.is_generated(code.co_filename):
+        return True
+    return _is_library_module(getattr(target, "__module__", None), code.co_filename)
+
+
+def _is_library_module(module_name, filename) -> bool:
+    if module_name:
+        root = module_name.split(".")[0]
+        if root in _LIBRARY_ROOTS or root in getattr(sys, "stdlib_module_names", ()):
+            return True
+    if filename:
+        path = os.path.normcase(os.path.realpath(filename))
+        return path.startswith(_LIBRARY_DIRS) or "site-packages" in path or "dist-packages" in path
+    return module_name is None
+
+
+# -- converting ------------------------------------------------------------------------------
+
+class _ConvertedCode:
+    """What converting one code object produced."""
+
+    def __init__(self, emitted, name):
+        self.emitted = emitted
+        self.name = name
+
+
+_CODES: dict = {}
+_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _resolver(fn):
+    namespace = fn.__globals__
+    builtin_names = namespace.get("__builtins__", builtins)
+    if isinstance(builtin_names, types.ModuleType):
+        builtin_names = builtin_names.__dict__
+
+    def resolve(name):
+        if name in fn.__code__.co_freevars:
+            return False, None  # closures may differ between functions sharing this code
+        if name in namespace:
+            return True, namespace[name]
+        if name in builtin_names:
+            return True, builtin_names[name]
+        return False, None
+    return resolve
+
+
+def convert_code(fn) -> _ConvertedCode:
+    """Parse, transform and emit `fn`'s code (cached per code object)."""
+    cached = _CODES.get(fn.__code__)
+    if cached is not None:
+        return cached
+    result = _convert_uncached(fn)
+    _CODES[fn.__code__] = result
+    return result
+
+
+def _convert_uncached(fn) -> _ConvertedCode:
+    parsed = parse.parse_function(fn)
+    node = parsed.node
+    node.decorator_list = []
+    ctx = ConversionContext(source=parsed.source, namer=Namer(names_in(node) | {RUNTIME_NAME}),
+                            runtime_name=RUNTIME_NAME)
+    ctx.resolve = _resolver(fn)
+    ctx.is_library = is_library
+    ctx.has_class_cell = "__class__" in fn.__code__.co_freevars
+    node = transform(node, ctx)
+    emitted = emit.emit(node, ctx, fn.__code__.co_freevars)
+    return _ConvertedCode(emitted, node.name)
+
+
+def converted_source(fn) -> str:
+    """The converted source of `fn` (what `to_code` returns)."""
+    fn = _plain_function(fn)
+    return convert_code(fn).emitted.source
+
+
+def _plain_function(fn):
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"expected a Python function, lambda or method, got {type(fn).__name__}: {fn!r}")
+    return fn
+
+
+def convert(fn):
+    """`fn` converted: a function with the same signature whose control flow is staged.
+
+    Bound methods come back bound to the same object. Functions marked
+    `do_not_convert`, and converted functions, come back as they are.
+    """
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(convert(fn.__func__), fn.__self__)
+    fn = _plain_function(fn)
+    if fn in _DO_NOT_CONVERT or fn in _CONVERTED:
+        return fn
+    cached = _FUNCTIONS.get(fn)
+    if cached is not None:
+        return cached
+    converted_code = convert_code(fn)
+    inner = _instantiate(converted_code, fn)
+    result = _with_user_frames(inner, fn)
+    _FUNCTIONS[fn] = result
+    _CONVERTED.add(result)
+    _CONVERTED.add(inner)
+    return result
+
+
+def _instantiate(converted_code, fn):
+    code = converted_code.emitted.code
+    runtime = importlib.import_module(RUNTIME_MODULE)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells[RUNTIME_NAME] = types.CellType(runtime)
+    closure = tuple(cells[name] for name in code.co_freevars)
+    function = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    function.__kwdefaults__ = fn.__kwdefaults__
+    function.__qualname__ = fn.__qualname__
+    function.__module__ = fn.__module__
+    function.__doc__ = fn.__doc__
+    function.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+    return function
+
+
+def _with_user_frames(converted, original):
+    """`converted`, re-raising its errors from a frame at the user's line."""
+
+    @functools.wraps(original)
+    def converted_function(*args, **kwargs):
+        try:
+            return converted(*args, **kwargs)
+        except Exception as error:
+            location = _innermost_user_location(error.__traceback__)
+            if location is None:
+                raise
+            raise_at(error, location)
+    return converted_function
+
+
+def _innermost_user_location(traceback):
+    location = None
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if "__autoloop_error__" in frame.f_globals:
+            return None  # already shown at the user's line
+        filename = frame.f_code.co_filename
+        if source_map.is_generated(filename):
+            location = source_map.lookup(filename, traceback.tb_lineno) or location
+        traceback = traceback.tb_next
+    return location

@@ -1,0 +1,1 @@
+"""One transformer per statement kind; `conversion.py` runs them in order."""

@@ -1,0 +1,149 @@
+"""What every pass shares: the transformer base class and tree queries."""
+
+from __future__ import annotations
+
+import gast
+
+from autoloop.compiler import templates
+from autoloop.errors import raise_at
+
+SCOPE_NODES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+LOOP_NODES = (gast.While, gast.For)
+
+
+class Pass(gast.NodeTransformer):
+    """A transformer with the conversion context at hand.
+
+    Subclasses implement ``visit_*`` methods; `transform` is the entry point
+    the pipeline calls.
+    """
+
+    def __init__(self, ctx, analysis=None):
+        self.ctx = ctx
+        self.analysis = analysis
+
+    @classmethod
+    def transform(cls, tree, ctx, analysis=None):
+        return cls(ctx, analysis).visit(tree)
+
+    def visit(self, node):
+        method = getattr(self, "visit_" + node.__class__.__name__, None)
+        return self.generic_visit(node) if method is None else method(node)
+
+    def generic_visit(self, node):
+        # A leaner version of ast.NodeTransformer.generic_visit: this is the
+        # compiler's inner loop, run over the whole tree by every pass.
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                if value and isinstance(value[0], gast.AST):
+                    value[:] = self.visit_list(value)
+            elif isinstance(value, gast.AST):
+                setattr(node, field, self.visit(value))
+        return node
+
+    def visit_list(self, items):
+        result = []
+        for item in items:
+            new = self.visit(item) if isinstance(item, gast.AST) else item
+            if isinstance(new, list):
+                result.extend(new)
+            elif new is not None:
+                result.append(new)
+        return result
+
+    def runtime(self, attribute: str):
+        """The expression ``al__.<attribute>``."""
+        return gast.Attribute(value=templates.name(self.ctx.runtime_name), attr=attribute,
+                              ctx=gast.Load())
+
+    def fail(self, error_type, message, node):
+        """Raise `error_type` with `message`, shown at `node`'s line in the user's file."""
+        line = self.ctx.user_line(node)
+        error = error_type(f"{message} ({self.ctx.source.filename}, line {line})")
+        raise_at(error, (self.ctx.source.filename, line))
+
+
+class StatementPass(Pass):
+    """A pass over statements only: expressions are never entered."""
+
+    BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+    def visit_ClassDef(self, node):
+        return node  # a class body is not converted (its methods are, when called)
+
+    def generic_visit(self, node):
+        for field in self.BLOCKS:
+            block = getattr(node, field, None)
+            if block and type(block) is list:
+                block[:] = self.visit_list(block)
+        return node
+
+
+def walk_scope(node):
+    """Every node below `node` that is in the same function scope."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in gast.iter_child_nodes(current):
+            if not isinstance(child, SCOPE_NODES):
+                stack.append(child)
+
+
+def walk_loop(node):
+    """Nodes below `node` whose ``break``/``continue`` belong to `node`'s loop."""
+    stack = list(gast.iter_child_nodes(node))
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, SCOPE_NODES + LOOP_NODES):
+            if isinstance(current, LOOP_NODES):  # its else belongs to us
+                stack.extend(current.orelse)
+            continue
+        stack.extend(gast.iter_child_nodes(current))
+
+
+def containing(statements, types, loops_are_boundaries=False) -> set:
+    """ids of the nodes in `statements` (at any depth) that contain a node of `types`.
+
+    Nested functions are not looked into; with `loops_are_boundaries`, nested
+    loops are not either (their break/continue are theirs), except their
+    ``else`` blocks. Computed in one walk, so passes can ask per statement.
+    """
+    found = set()
+
+    def visit(node):
+        has = isinstance(node, types)
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, SCOPE_NODES):
+                continue
+            if loops_are_boundaries and isinstance(child, LOOP_NODES):
+                if any([visit(s) for s in child.orelse]):
+                    found.add(id(child))
+                    has = True
+                continue
+            has = visit(child) or has
+        if has:
+            found.add(id(node))
+        return has
+    for statement in statements:
+        if not isinstance(statement, SCOPE_NODES):
+            visit(statement)
+    return found
+
+
+def contains(statements, types, walker=walk_scope) -> bool:
+    for statement in statements:
+        if isinstance(statement, SCOPE_NODES):
+            continue
+        if isinstance(statement, types):
+            return True
+        for node in walker(statement):
+            if isinstance(node, types):
+                return True
+    return False
+
+
+def statements_located(statements, origin):
+    return templates.located(statements, getattr(origin, "lineno", None))

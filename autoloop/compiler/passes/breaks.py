@@ -1,0 +1,73 @@
+"""``break`` becomes a flag in the loop's state; a loop's ``else`` goes after it.
+
+    while i < n:                      break_ = False
+        if x[i] < 0:                  while not break_ and i < n:
+            break                         if x[i] < 0:
+        i += 1                                break_ = True
+    else:                                 if not break_:
+        found = False                         i += 1
+                                      if not break_:
+                                          found = False
+
+A ``for`` loop has no test to extend, so its ``not break_`` is recorded in
+``ctx.extra_tests[loop]`` for the loops pass. A loop ``else`` without a
+break simply follows the loop. Inner loops are converted first.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autoloop.compiler import templates
+from autoloop.compiler.passes.base import StatementPass, contains, containing, walk_loop
+
+
+def _has_break(statements):
+    return contains(statements, gast.Break, walker=walk_loop)
+
+
+class Breaks(StatementPass):
+    def _visit_loop(self, node):
+        self.generic_visit(node)
+        orelse, node.orelse = node.orelse, []
+        if not _has_break(node.body):
+            return [node] + orelse
+        flag = self.ctx.namer.new("break_")
+        self.found = containing(node.body, gast.Break, loops_are_boundaries=True)
+        node.body = self._block(node.body, flag)
+        if isinstance(node, gast.While):
+            node.test = templates.replace_expression("not flag and test", flag=flag, test=node.test)
+        else:
+            # Not in the tree, so no later pass sees it: written in its final form.
+            self.ctx.extra_tests[node] = templates.replace_expression(
+                "runtime.not_(flag)", runtime=self.ctx.runtime_name, flag=flag)
+        before = templates.replace("flag = False", flag=flag)
+        after = templates.replace("if not flag:\n    orelse", flag=flag, orelse=orelse) if orelse else []
+        return (templates.located(before, node.lineno) + [node]
+                + templates.located(after, orelse[0].lineno if orelse else node.lineno))
+
+    visit_While = visit_For = _visit_loop
+
+    def _block(self, statements, flag):
+        result = []
+        for index, statement in enumerate(statements):
+            if isinstance(statement, gast.Break):
+                result.extend(templates.located(templates.replace("flag = True", flag=flag),
+                                                statement.lineno))
+                return result
+            if id(statement) not in self.found:
+                result.append(statement)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(statement, field, None)
+                if block and not (field == "orelse" and isinstance(statement, (gast.While, gast.For))):
+                    setattr(statement, field, self._block(block, flag))
+            for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
+                item.body = self._block(item.body, flag)
+            result.append(statement)
+            rest = statements[index + 1:]
+            if rest:
+                result.extend(templates.located(templates.replace(
+                    "if not flag:\n    rest", flag=flag, rest=self._block(rest, flag)), rest[0].lineno))
+            return result
+        return result

@@ -1,0 +1,137 @@
+"""``return`` anywhere becomes flags, so every function ends in one return.
+
+    def f(x):                         def f(x):
+        while x > 0:                      do_return = False
+            if x == 5:                    retval_ = al__.Undefined('retval_')
+                return x                  while x > 0:
+            x -= 1                            if x == 5:
+        return -1                                 do_return = True
+                                                  retval_ = x
+                                                  break
+                                              x -= 1
+                                          if not do_return:
+                                              do_return = True
+                                              retval_ = -1
+                                          return al__.return_value(retval_)
+
+Inside a loop a return also breaks (the breaks pass then guards what
+follows); after a loop nested in another loop, ``if do_return: break``
+carries the exit outwards. Functions whose only return is their last
+statement are left alone. Each nested function is handled on its own.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autoloop.compiler import templates
+from autoloop.compiler.passes.base import LOOP_NODES, StatementPass, containing
+
+
+def _returns_value(node) -> bool:
+    value = node.value
+    return value is not None and not (isinstance(value, gast.Constant) and value.value is None)
+
+
+def _always_returns(statements) -> bool:
+    """Whether every path through `statements` ends in a return or raise."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    if isinstance(last, gast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
+
+
+class Returns(StatementPass):
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)  # nested functions first, each on its own
+        body = node.body
+        returns = [n for n in _own_returns(body)]
+        if not returns or (len(returns) == 1 and body[-1] is returns[0]):
+            return node
+        self.do_return = self.ctx.namer.new("do_return")
+        self.retval = self.ctx.namer.new("retval_")
+        self.has_value = any(_returns_value(r) for r in returns)
+        self.with_return = containing(body, gast.Return)
+        new_body = self._block(body, in_loop=False)
+        prefix = templates.replace("do_return = False", do_return=self.do_return)
+        if self.has_value:
+            self.ctx.exempt_reads.add(self.retval)
+            # return_value: after graph control flow the value may be assigned on some
+            # paths only, and a function that falls off its end returns None.
+            if not _always_returns(body):
+                prefix += templates.replace("retval = runtime.Undefined(label)", retval=self.retval,
+                                            runtime=self.ctx.runtime_name,
+                                            label=gast.Constant(value=self.retval, kind=None))
+            suffix = templates.replace("return runtime.return_value(retval)",
+                                       runtime=self.ctx.runtime_name, retval=self.retval)
+        else:
+            suffix = []
+        first_line = body[0].lineno
+        last_line = getattr(body[-1], "lineno", first_line)
+        node.body = (templates.located(prefix, first_line) + new_body
+                     + templates.located(suffix, last_line))
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _block(self, statements, in_loop):
+        result = []
+        for index, statement in enumerate(statements):
+            if isinstance(statement, gast.Return):
+                result.extend(self._set_return(statement, in_loop))
+                return result  # anything after a return is unreachable
+            if id(statement) not in self.with_return:
+                result.append(statement)
+                continue
+            result.append(self._convert(statement, in_loop))
+            rest = statements[index + 1:]
+            if in_loop:
+                if isinstance(statement, LOOP_NODES):
+                    result.extend(templates.located(templates.replace(
+                        "if do_return:\n    break", do_return=self.do_return), statement.lineno))
+                result.extend(self._block(rest, in_loop))  # the breaks pass guards these
+                return result
+            if rest:
+                guarded = templates.replace("if not do_return:\n    rest", do_return=self.do_return,
+                                            rest=self._block(rest, in_loop))
+                result.extend(templates.located(guarded, rest[0].lineno))
+            return result
+        return result
+
+    def _convert(self, statement, in_loop):
+        if isinstance(statement, LOOP_NODES):
+            statement.body = self._block(statement.body, in_loop=True)
+            statement.orelse = self._block(statement.orelse, in_loop)
+            return statement
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(statement, field, None)
+            if block:
+                setattr(statement, field, self._block(block, in_loop))
+        for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
+            item.body = self._block(item.body, in_loop)
+        return statement
+
+    def _set_return(self, node, in_loop):
+        if self.has_value:
+            value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
+            statements = templates.replace("do_return = True\nretval = value",
+                                           do_return=self.do_return, retval=self.retval, value=value)
+        else:
+            statements = templates.replace("do_return = True", do_return=self.do_return)
+        if in_loop:
+            statements.append(gast.Break())
+        return templates.located(statements, node.lineno)
+
+
+def _own_returns(statements):
+    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
+    for statement in statements:
+        if isinstance(statement, SCOPE_NODES):
+            continue  # a nested function's returns are its own
+        for node in walk_scope(statement):
+            if isinstance(node, gast.Return):
+                yield node

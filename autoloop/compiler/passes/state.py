@@ -1,0 +1,136 @@
+"""The state a converted loop or branch passes around: helpers shared by the
+loops and conditionals passes.
+
+State variables are composite names (``i``, ``self.x``, ``a[0]``). Plain
+names are parameters as they are; a composite one is received under an
+identifier (``self_x``) and written back first thing (``self.x = self_x``),
+so the function body reads it exactly as the user wrote it.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autoloop.compiler import templates
+from autoloop.compiler.analysis.names import is_composite, parameter_name, prefixes
+
+
+def in_source_order(names, first_seen: dict) -> list[str]:
+    """`names` ordered by where they first appear in the function (then alphabetically)."""
+    return sorted(set(names), key=lambda name: (first_seen.get(name, 1 << 30), name))
+
+
+def without_covered(names) -> list[str]:
+    """Drop composite names whose object is itself in `names` (``a`` covers ``a[0]``)."""
+    chosen = set(names)
+    return [n for n in names if not any(p in chosen for p in prefixes(n))]
+
+
+def expression(name: str, ctx=None):
+    """The expression for composite name `name` (``self.x`` -> Attribute)."""
+    if not is_composite(name):
+        return templates.name(name, ctx)
+    node = templates.replace_expression(name)
+    return templates.set_ctx(node, ctx or gast.Load())
+
+
+class StateNames:
+    """Parameter identifiers for a list of state names."""
+
+    def __init__(self, names, namer=None):
+        self.names = list(names)
+        self.parameters = []
+        for name in self.names:
+            if is_composite(name):
+                identifier = parameter_name(name)
+                self.parameters.append(namer.new(identifier) if namer else identifier)
+            else:
+                self.parameters.append(name)
+
+    def prelude(self):
+        """``self.x = self_x`` for every composite name."""
+        statements = []
+        for name, parameter in zip(self.names, self.parameters):
+            if name != parameter:
+                statements.append(gast.Assign(targets=[expression(name, gast.Store())],
+                                              value=templates.name(parameter), type_comment=None))
+        return statements
+
+    def result(self):
+        """What a function returns: nothing, the single value, or a tuple."""
+        if not self.names:
+            return None
+        if len(self.names) == 1:
+            return expression(self.names[0])
+        return gast.Tuple(elts=[expression(n) for n in self.names], ctx=gast.Load())
+
+    def target(self):
+        if len(self.names) == 1:
+            return expression(self.names[0], gast.Store())
+        return gast.Tuple(elts=[expression(n, gast.Store()) for n in self.names], ctx=gast.Store())
+
+    def values(self):
+        """The current values, always as a tuple."""
+        return gast.Tuple(elts=[expression(n) for n in self.names], ctx=gast.Load())
+
+    def labels(self):
+        return gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in self.names], ctx=gast.Load())
+
+
+def return_statement(state: StateNames):
+    result = state.result()
+    return [] if result is None else [gast.Return(value=result)]
+
+
+def assign_or_call(state: StateNames, call):
+    """``targets = call`` or, with no state, the bare call as a statement."""
+    if not state.names:
+        return gast.Expr(value=call)
+    return gast.Assign(targets=[state.target()], value=call, type_comment=None)
+
+
+def undefined_inits(names, runtime_name):
+    return [templates.replace("name = runtime.Undefined(label)", name=n, runtime=runtime_name,
+                              label=gast.Constant(value=n, kind=None))[0] for n in names]
+
+
+def declarations(statements, declared: dict):
+    """``global``/``nonlocal`` statements for declared names written in `statements`."""
+    if not declared:
+        return []
+    written = set()
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                written.add(node.id)
+    result = []
+    for kind, node_type in (("global", gast.Global), ("nonlocal", gast.Nonlocal)):
+        names = sorted(n for n in written if declared.get(n) == kind)
+        if names:
+            result.append(node_type(names=names))
+    return result
+
+
+def declared_names(function) -> dict:
+    """``{name: 'global' | 'nonlocal'}`` for the declarations in `function`'s body."""
+    from autoloop.compiler.passes.base import walk_scope
+    result = {}
+    for statement in function.body:
+        for node in walk_scope(statement):
+            if isinstance(node, gast.Global):
+                result.update(dict.fromkeys(node.names, "global"))
+            elif isinstance(node, gast.Nonlocal):
+                result.update(dict.fromkeys(node.names, "nonlocal"))
+    return result
+
+
+def function_def(name, parameters, body):
+    arguments = gast.arguments(args=[templates.name(p, gast.Param()) for p in parameters],
+                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                               kwarg=None, defaults=[])
+    return gast.FunctionDef(name=name, args=arguments, body=body or [gast.Pass()], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+
+
+def prelude_copy(statements):
+    return [templates.clone(s) for s in statements]

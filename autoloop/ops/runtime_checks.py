@@ -1,0 +1,47 @@
+"""Graph ops that converted code needs to keep Python's semantics.
+
+- ``CheckDefined(defined, value)``: `value` if `defined` holds, else raises
+  UnboundLocalError (a variable read where no path assigned it) or
+  `MissingReturnError` (a function that ended without ``return``).
+- ``AssertTrue(condition)``: raises AssertionError with the user's message
+  when `condition` is false (or the error named by its ``error`` attribute:
+  a branch that reads an unbound variable raises UnboundLocalError when it runs).
+
+Both raise when the graph runs; the executor shows the user's line.
+"""
+
+from __future__ import annotations
+
+from autoloop.errors import AutoloopError
+from autoloop.ops.registry import OpDef, Spec, register
+
+
+class MissingReturnError(AutoloopError, ValueError):
+    """A converted function reached its end without a return statement on a graph path."""
+
+
+_ERRORS = {"UnboundLocalError": UnboundLocalError, "MissingReturnError": MissingReturnError}
+
+
+def _check_defined_kernel(defined, value, message, error):
+    if not bool(defined):
+        raise _ERRORS[error](message)
+    return value
+
+
+def _check_defined_infer(defined, value, **attrs):
+    return Spec(value.dtype, value.shape)
+
+
+def _assert_true_kernel(condition, message, error="AssertionError"):
+    if not bool(condition):
+        error_type = _ERRORS.get(error, AssertionError)
+        raise error_type(message) if message is not None else error_type()
+
+
+def _no_outputs(*specs, **attrs):
+    return []
+
+
+register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer))
+register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))

@@ -1,0 +1,5 @@
+def f(xs):
+    last = -1
+    for x in xs:
+        pass
+    return x

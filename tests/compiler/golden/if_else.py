@@ -1,0 +1,6 @@
+def f(x):
+    if x > 0:
+        y = x
+    else:
+        y = -x
+    return y

@@ -1,0 +1,8 @@
+import autoloop as al
+
+
+def f(n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    return al.stack(squares)
