@@ -16,7 +16,7 @@ State functions take one argument per name and return the single value
 
 from __future__ import annotations
 
-from autoloop.runtime import explain, staging
+from autoloop.runtime import explain, staged_branches, staged_loops
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.values import is_graph_tensor
 
@@ -47,7 +47,7 @@ def while_stmt(loop_cond, loop_body, loop_vars, names, *, appended=(), options=N
         explain.record(caller_location(), "while loop", is_graph_tensor(test),
                        f"its condition is {explain.describe_value(test)}")
     if is_graph_tensor(test):
-        return unpack(staging.staged_while(loop_cond, loop_body, state, names, test=test,
+        return unpack(staged_loops.staged_while(loop_cond, loop_body, state, names, test=test,
                                            appended=appended, options=options,
                                            unsupported=unsupported, location=caller_location()),
                       names)
@@ -68,11 +68,11 @@ def for_stmt(iterable, loop_body, loop_vars, names, *, extra_test=None, appended
     """
     state = tuple(loop_vars)
     if explain.active():
-        staged = staging.is_staged_iterable(iterable)
+        staged = staged_loops.is_staged_iterable(iterable)
         explain.record(caller_location(), "for loop", staged,
                        f"it iterates over {explain.describe_iterable(iterable)}")
-    if staging.is_staged_iterable(iterable):
-        return unpack(staging.staged_for(iterable, loop_body, state, names, extra_test=extra_test,
+    if staged_loops.is_staged_iterable(iterable):
+        return unpack(staged_loops.staged_for(iterable, loop_body, state, names, extra_test=extra_test,
                                          appended=appended, options=options, unsupported=unsupported,
                                          location=caller_location()), names)
     iterator = iter(iterable)
@@ -97,7 +97,7 @@ def _guarded_iterations(iterator, loop_body, state, names, extra_test, unsupport
     location = caller_location(3)
     for item in iterator:
         test = extra_test(*state)
-        state = staging.staged_if(test, lambda *s: pack(loop_body(item, *s), names),
+        state = staged_branches.staged_if(test, lambda *s: pack(loop_body(item, *s), names),
                                   lambda *s: s, names, state, location=location,
                                   unsupported=unsupported, packed=True)
     return state
@@ -109,7 +109,7 @@ def if_stmt(test, if_true, if_false, names, inputs=(), *, unsupported=None):
         explain.record(caller_location(), "if statement", is_graph_tensor(test),
                        f"its condition is {explain.describe_value(test)}")
     if is_graph_tensor(test):
-        return unpack(staging.staged_if(test, if_true, if_false, names, tuple(inputs),
+        return unpack(staged_branches.staged_if(test, if_true, if_false, names, tuple(inputs),
                                         location=caller_location(), unsupported=unsupported),
                       names)
     if test:
@@ -122,7 +122,7 @@ def if_stmt(test, if_true, if_false, names, inputs=(), *, unsupported=None):
 def if_exp(test, if_true, if_false):
     """``if_true() if test else if_false()``, staged for a tensor test."""
     if is_graph_tensor(test):
-        return staging.staged_if_exp(test, if_true, if_false, location=caller_location())
+        return staged_branches.staged_if_exp(test, if_true, if_false, location=caller_location())
     return if_true() if test else if_false()
 
 

@@ -53,9 +53,9 @@ def describe_value(value) -> str:
 
 
 def describe_iterable(iterable) -> str:
-    from autoloop.runtime import staging
-    if isinstance(iterable, staging.TensorRange):
+    from autoloop.runtime import staged_loops
+    if isinstance(iterable, staged_loops.TensorRange):
         return "a range with Tensor bounds"
-    if staging.is_staged_iterable(iterable):
+    if staged_loops.is_staged_iterable(iterable):
         return f"{type(iterable).__name__ if not hasattr(iterable, 'is_symbolic') else 'a Tensor'}"
     return f"a Python {type(iterable).__name__}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 
-from autoloop.runtime import staging
+from autoloop.runtime import staged_branches, staged_loops, staging
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.values import is_graph_tensor
 
@@ -19,7 +19,7 @@ def and_(first, *rest):
     value = first
     for position, thunk in enumerate(rest):
         if is_graph_tensor(value):
-            return staging.staged_and(value, rest[position:])
+            return staged_branches.staged_and(value, rest[position:])
         if not value:
             return value
         value = thunk()
@@ -31,7 +31,7 @@ def or_(first, *rest):
     value = first
     for position, thunk in enumerate(rest):
         if is_graph_tensor(value):
-            return staging.staged_or(value, rest[position:])
+            return staged_branches.staged_or(value, rest[position:])
         if value:
             return value
         value = thunk()
@@ -45,7 +45,7 @@ def bind_(value, function):
 
 def not_(value):
     if is_graph_tensor(value):
-        return staging.logical_not(value)
+        return staged_branches.logical_not(value)
     return not value
 
 
@@ -82,7 +82,7 @@ def len_(value):
 def range_(*args):
     """``range(...)``, or a `TensorRange` when a bound is a symbolic tensor."""
     if any(is_graph_tensor(a) for a in args):
-        return staging.TensorRange(*args)
+        return staged_loops.TensorRange(*args)
     return builtins.range(*(_as_int(a) for a in args))
 
 
