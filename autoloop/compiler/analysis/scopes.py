@@ -183,76 +183,121 @@ def _parameter_names(arguments) -> set[str]:
 def statement_effects(node) -> Effects:
     """The effects of `node` itself (for compound statements: their header)."""
     collector = _Collector()
-    if isinstance(node, ForTarget):
-        collector.store(node.loop.target)
-    elif isinstance(node, (gast.Assign,)):
-        collector.read(node.value)
-        for target in node.targets:
-            collector.store(target)
-    elif isinstance(node, gast.AugAssign):
-        collector.read(node.value)
-        load = _as_load(node.target)
-        collector.read(load)
-        collector.store(node.target)
-    elif isinstance(node, gast.AnnAssign):
-        if node.value is not None:
-            collector.read(node.value)
-            collector.store(node.target)
-    elif isinstance(node, gast.Delete):
-        for target in node.targets:
-            name = composite_name(target)
-            if name is not None:
-                collector.deletes.add(name)
-                collector.kills.add(name)
-                collector.modifies.add(name)
-            collector.read(getattr(target, "value", None))
-    elif isinstance(node, (gast.Import, gast.ImportFrom)):
-        for alias in node.names:
-            bound = (alias.asname or alias.name).split(".")[0]
-            collector.kills.add(bound)
-            collector.modifies.add(bound)
-    elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-        collector.read(node.decorator_list)
-        if isinstance(node, gast.ClassDef):
-            collector.read(node.bases)
-            collector.read(node.keywords)
-        else:
-            collector.read(node.args.defaults)
-            collector.read(node.args.kw_defaults)
-        collector.reads.update(_free_reads(node))
-        collector.kills.add(node.name)
-        collector.modifies.add(node.name)
-    elif isinstance(node, (gast.If, gast.While)):
-        collector.read(node.test)
-    elif isinstance(node, (gast.For, gast.AsyncFor)):
-        collector.read(node.iter)
-    elif isinstance(node, (gast.With, gast.AsyncWith)):
-        for item in node.items:
-            collector.read(item.context_expr)
-            if item.optional_vars is not None:
-                collector.store(item.optional_vars)
-    elif isinstance(node, gast.ExceptHandler):
-        collector.read(node.type)
-        if node.name is not None:
-            collector.store(node.name)
-    elif isinstance(node, gast.Match):
-        collector.read(node.subject)
-    elif isinstance(node, gast.match_case):
-        for inner in gast.walk(node.pattern):
-            captured = getattr(inner, "name", None) or getattr(inner, "rest", None)
-            if isinstance(captured, str):
-                collector.kills.add(captured)
-                collector.modifies.add(captured)
-            if isinstance(inner, gast.MatchValue):
-                collector.read(inner.value)
-        collector.read(node.guard)
-    elif isinstance(node, (gast.Try, gast.Global, gast.Nonlocal, gast.Pass, gast.Break,
-                           gast.Continue)) or (hasattr(gast, "TryStar") and isinstance(node, gast.TryStar)):
-        pass
-    else:  # Expr, Return, Raise, Assert and any other simple statement
-        for field in node._fields:
-            collector.read(getattr(node, field, None))
+    record = _EFFECTS.get(type(node), _read_every_field)
+    record(collector, node)
     return collector.effects()
+
+
+def _for_target(collector, node):
+    collector.store(node.loop.target)
+
+
+def _assign(collector, node):
+    collector.read(node.value)
+    for target in node.targets:
+        collector.store(target)
+
+
+def _aug_assign(collector, node):
+    collector.read(node.value)
+    collector.read(_as_load(node.target))
+    collector.store(node.target)
+
+
+def _ann_assign(collector, node):
+    if node.value is not None:
+        collector.read(node.value)
+        collector.store(node.target)
+
+
+def _delete(collector, node):
+    for target in node.targets:
+        name = composite_name(target)
+        if name is not None:
+            collector.deletes.add(name)
+            collector.kills.add(name)
+            collector.modifies.add(name)
+        collector.read(getattr(target, "value", None))
+
+
+def _import(collector, node):
+    for alias in node.names:
+        bound = (alias.asname or alias.name).split(".")[0]
+        collector.kills.add(bound)
+        collector.modifies.add(bound)
+
+
+def _definition(collector, node):
+    collector.read(node.decorator_list)
+    if isinstance(node, gast.ClassDef):
+        collector.read(node.bases)
+        collector.read(node.keywords)
+    else:
+        collector.read(node.args.defaults)
+        collector.read(node.args.kw_defaults)
+    collector.reads.update(_free_reads(node))
+    collector.kills.add(node.name)
+    collector.modifies.add(node.name)
+
+
+def _test(collector, node):
+    collector.read(node.test)
+
+
+def _for(collector, node):
+    collector.read(node.iter)
+
+
+def _with(collector, node):
+    for item in node.items:
+        collector.read(item.context_expr)
+        if item.optional_vars is not None:
+            collector.store(item.optional_vars)
+
+
+def _except_handler(collector, node):
+    collector.read(node.type)
+    if node.name is not None:
+        collector.store(node.name)
+
+
+def _match(collector, node):
+    collector.read(node.subject)
+
+
+def _match_case(collector, node):
+    for inner in gast.walk(node.pattern):
+        captured = getattr(inner, "name", None) or getattr(inner, "rest", None)
+        if isinstance(captured, str):
+            collector.kills.add(captured)
+            collector.modifies.add(captured)
+        if isinstance(inner, gast.MatchValue):
+            collector.read(inner.value)
+    collector.read(node.guard)
+
+
+def _no_effects(collector, node):
+    """Statements whose own header reads and binds nothing (their blocks are separate)."""
+
+
+def _read_every_field(collector, node):
+    """Expr, Return, Raise, Assert and any other simple statement: reads only."""
+    for field in node._fields:
+        collector.read(getattr(node, field, None))
+
+
+_EFFECTS = {
+    ForTarget: _for_target, gast.Assign: _assign, gast.AugAssign: _aug_assign,
+    gast.AnnAssign: _ann_assign, gast.Delete: _delete, gast.Import: _import, gast.ImportFrom: _import,
+    gast.FunctionDef: _definition, gast.AsyncFunctionDef: _definition, gast.ClassDef: _definition,
+    gast.If: _test, gast.While: _test, gast.For: _for, gast.AsyncFor: _for,
+    gast.With: _with, gast.AsyncWith: _with, gast.ExceptHandler: _except_handler,
+    gast.Match: _match, gast.match_case: _match_case,
+    gast.Try: _no_effects, gast.Global: _no_effects, gast.Nonlocal: _no_effects,
+    gast.Pass: _no_effects, gast.Break: _no_effects, gast.Continue: _no_effects,
+}
+if hasattr(gast, "TryStar"):  # Python 3.11+
+    _EFFECTS[gast.TryStar] = _no_effects
 
 
 def _as_load(target):
