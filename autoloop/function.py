@@ -29,6 +29,7 @@ from autoloop.execute import CompiledGraph
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import graph_value, verify
+from autoloop.runtime.lists import TensorList
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor, eager, to_numpy_value
 
@@ -92,7 +93,10 @@ class ConcreteFunction:
                 continue
             parts = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[position:position + count]]
             position += count
-            leaves.append(template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0])
+            if isinstance(template, _AppendedList):
+                leaves.append([eager(value) for value in parts[0]._numpy])
+            else:
+                leaves.append(template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0])
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
     def __call__(self, *args):
@@ -207,6 +211,7 @@ class Function:
             result = self._target(*args, **kwargs)
             output_leaves, outputs = [], []
             for leaf in nest.flatten(result):
+                leaf = _AppendedList.wrap(leaf)
                 if isinstance(leaf, CompositeTensor):
                     parts = leaf.components()
                 elif isinstance(leaf, Tensor):
@@ -222,6 +227,25 @@ class Function:
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"
+
+
+class _AppendedList(CompositeTensor):
+    """A returned Python list that a graph loop appended to: it comes back as a list of tensors.
+
+    Inside the trace such a list travels as a TensorArray; the caller gets
+    what the plain function would have returned, a Python list (so
+    ``len(l)``, ``l[i]`` and ``autoloop.stack(l)`` work).
+    """
+
+    def __init__(self, array):
+        self.array = array
+
+    @classmethod
+    def wrap(cls, leaf):
+        return cls(leaf.array) if isinstance(leaf, TensorList) else leaf
+
+    def components(self):
+        return self.array.components()
 
 
 class _BoundFunctions:

@@ -311,3 +311,17 @@ def test_python_condition_keeps_python_semantics():
         return x
     graph = al.function(f).get_concrete_function(al.constant(1), True).graph
     assert not any(node.op == "Cond" for node in graph.nodes)
+
+
+def test_a_returned_list_appended_in_a_graph_loop_comes_back_as_a_list_of_tensors():
+    @al.function
+    def squares(n):
+        out = []
+        for i in al.range(n):
+            out.append(i * i)
+        return out
+
+    result = squares(al.constant(4))
+    assert isinstance(result, list)
+    assert [int(v) for v in result] == [0, 1, 4, 9]
+    assert al.stack(result).numpy().tolist() == [0, 1, 4, 9]
