@@ -138,7 +138,7 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
             raise ShapeInvariantError(
                 f"loop variable {label} enters the loop with shape {old.shape}, but has shape "
                 f"{new.shape} after one iteration (its shape invariant is {invariant}). To allow the "
-                f"shape to vary across iterations, {hint.format(label=label, variable=_as_code(label), shape=_shape_code(relaxed))}")
+                f"shape to vary across iterations, {hint.format(label=label, variable=as_code(label), shape=_shape_code(relaxed))}")
     return after
 
 
@@ -160,7 +160,7 @@ def _kind(value) -> str:
     return f"{kind} of {dtype.name}" if dtype is not None else kind
 
 
-def _as_code(label: str) -> str:
+def as_code(label: str) -> str:
     """The user's variable as they would write it: ``'x'[1]`` -> ``x[1]``."""
     return re.sub(r"^'([^']*)'", r"\1", label)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.loop_vars import (
-    LoopVars, check_entry_shapes, check_iteration, component_invariants)
+    LoopVars, as_code, check_entry_shapes, check_iteration, component_invariants)
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import convert, graph_value
@@ -161,7 +161,7 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
     attrs = dict(cond=cond_graph, body=body_graph, num_loop_vars=len(initial),
                  has_maximum_iterations=maximum_iterations is not None,
                  parallel_iterations=options["parallel_iterations"], back_prop=options["back_prop"],
-                 swap_memory=options["swap_memory"], names=tuple(before.component_labels()))
+                 swap_memory=options["swap_memory"], names=tuple(as_code(l) for l in before.component_labels()))
     specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]
     node = outer.add_node("While", inputs, attrs, specs, location=user_location(), name=options["name"])
     outputs = [Tensor(value=v) for v in node.outputs]

@@ -131,6 +131,27 @@ class Graph:
             other = other.parent
         return False
 
+    def prune(self, has_effects) -> None:
+        """Drop the nodes no output needs, here and in every sub-graph.
+
+        Placeholders (parameters and captures) always stay, and so does every
+        node for which `has_effects(node)` is true, with what it reads.
+        Tracing leaves such dead nodes behind, for example a loop test
+        evaluated once only to decide whether to stage the loop.
+        """
+        needed: set[int] = set()
+        stack = [v.node for v in self.outputs]
+        stack += [n for n in self.nodes if n.op == "Placeholder" or has_effects(n)]
+        while stack:
+            node = stack.pop()
+            if id(node) not in needed:
+                needed.add(id(node))
+                stack.extend(v.node for v in node.inputs)
+        self.nodes = [n for n in self.nodes if id(n) in needed]
+        for node in self.nodes:
+            for sub in node.subgraphs():
+                sub.prune(has_effects)
+
     # -- reading --------------------------------------------------------
     def walk(self):
         """Every node of this graph and of its sub-graphs, depth first."""

@@ -313,3 +313,15 @@ def test_a_method_trace_cache_does_not_keep_its_instance_alive():
     del model
     gc.collect()
     assert ref() is None
+
+
+def test_traced_graphs_hold_no_dead_nodes_but_keep_side_effects():
+    def f(x):
+        unused = x * 3  # noqa: F841 - dead: nothing reads it
+        tf.print("side effect")  # stateful: stays although nothing reads it
+        return x + 1
+
+    graph = tf.function(f, autograph=False).get_concrete_function(tf.constant(1)).graph
+    ops = [node.op for node in graph.nodes]
+    assert "Mul" not in ops
+    assert "PrintV2" in ops and "Add" in ops
