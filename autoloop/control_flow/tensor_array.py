@@ -24,21 +24,25 @@ from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
 
 
-class TensorList(list):
-    """The run-time value of a TensorArray's flow: elements, or None where unwritten."""
+class ArrayElements(list):
+    """The run-time value of a TensorArray's flow: its elements, or None where unwritten.
+
+    (Not to be confused with `autoloop.runtime.lists.TensorList`, the appended
+    Python list of converted code, which is backed by a TensorArray.)
+    """
 
     __slots__ = ("dynamic_size",)
 
 
 # -- kernels -------------------------------------------------------------------
 def _reserve(size, dynamic_size):
-    values = TensorList([None] * int(size))
+    values = ArrayElements([None] * int(size))
     values.dynamic_size = dynamic_size
     return values
 
 
-def _copy(values) -> TensorList:
-    new = TensorList(values)
+def _copy(values) -> ArrayElements:
+    new = ArrayElements(values)
     new.dynamic_size = values.dynamic_size
     return new
 
@@ -101,7 +105,7 @@ def _scatter(values, indices, value):
 
 
 def _unstack(values, value):
-    new = TensorList(list(value))
+    new = ArrayElements(list(value))
     new.dynamic_size = values.dynamic_size
     if not values.dynamic_size and len(values) and len(new) != len(values):
         raise InvalidArgumentError(
