@@ -147,3 +147,37 @@ def contains(statements, types, walker=walk_scope) -> bool:
 
 def statements_located(statements, origin):
     return templates.located(statements, getattr(origin, "lineno", None))
+
+
+def lower_jumps(statements, jump, flag: str, found: set, enter_loop_else: bool) -> list:
+    """`statements` with each `jump` statement (Break or Continue) replaced by ``flag = True``.
+
+    Whatever would run after a jump is guarded by ``if not flag:``, so the
+    block ends only through its normal end. `found` is what `containing`
+    computed for `jump`: only statements in it are rewritten inside. With
+    `enter_loop_else` false, a nested loop's ``else`` block is left as it is.
+    """
+    result = []
+    for index, statement in enumerate(statements):
+        if isinstance(statement, jump):
+            result.extend(templates.located(templates.replace("flag = True", flag=flag), statement.lineno))
+            return result
+        if id(statement) not in found:
+            result.append(statement)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(statement, field, None)
+            skip = field == "orelse" and not enter_loop_else and isinstance(statement, LOOP_NODES)
+            if block and not skip:
+                setattr(statement, field, lower_jumps(block, jump, flag, found, enter_loop_else))
+        for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
+            item.body = lower_jumps(item.body, jump, flag, found, enter_loop_else)
+        result.append(statement)
+        rest = statements[index + 1:]
+        if rest:
+            guarded = lower_jumps(rest, jump, flag, found, enter_loop_else)
+            result.extend(templates.located(templates.replace(
+                "if not flag:\n    rest", flag=flag, rest=guarded), rest[0].lineno))
+        return result
+    return result
+

@@ -19,7 +19,7 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import StatementPass, contains, containing, walk_loop
+from autoloop.compiler.passes.base import StatementPass, contains, containing, lower_jumps, walk_loop
 
 
 def _has_break(statements):
@@ -34,7 +34,7 @@ class Breaks(StatementPass):
             return [node] + orelse
         flag = self.ctx.namer.new("break_")
         self.found = containing(node.body, gast.Break, loops_are_boundaries=True)
-        node.body = self._block(node.body, flag)
+        node.body = lower_jumps(node.body, gast.Break, flag, self.found, enter_loop_else=False)
         if isinstance(node, gast.While):
             node.test = templates.replace_expression("not flag and test", flag=flag, test=node.test)
         else:
@@ -47,27 +47,3 @@ class Breaks(StatementPass):
                 + templates.located(after, orelse[0].lineno if orelse else node.lineno))
 
     visit_While = visit_For = _visit_loop
-
-    def _block(self, statements, flag):
-        result = []
-        for index, statement in enumerate(statements):
-            if isinstance(statement, gast.Break):
-                result.extend(templates.located(templates.replace("flag = True", flag=flag),
-                                                statement.lineno))
-                return result
-            if id(statement) not in self.found:
-                result.append(statement)
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(statement, field, None)
-                if block and not (field == "orelse" and isinstance(statement, (gast.While, gast.For))):
-                    setattr(statement, field, self._block(block, flag))
-            for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
-                item.body = self._block(item.body, flag)
-            result.append(statement)
-            rest = statements[index + 1:]
-            if rest:
-                result.extend(templates.located(templates.replace(
-                    "if not flag:\n    rest", flag=flag, rest=self._block(rest, flag)), rest[0].lineno))
-            return result
-        return result

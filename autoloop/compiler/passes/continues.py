@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import StatementPass, contains, containing, walk_loop
+from autoloop.compiler.passes.base import StatementPass, contains, containing, lower_jumps, walk_loop
 
 
 def _has_continue(statements):
@@ -32,31 +32,7 @@ class Continues(StatementPass):
         self.flag = self.ctx.namer.new("continue_")
         self.found = containing(node.body, gast.Continue, loops_are_boundaries=True)
         reset = templates.located(templates.replace("flag = False", flag=self.flag), node.body[0].lineno)
-        node.body = reset + self._block(node.body)
+        node.body = reset + lower_jumps(node.body, gast.Continue, self.flag, self.found, enter_loop_else=True)
         return node
 
     visit_While = visit_For = _visit_loop
-
-    def _block(self, statements):
-        result = []
-        for index, statement in enumerate(statements):
-            if isinstance(statement, gast.Continue):
-                result.extend(templates.located(
-                    templates.replace("flag = True", flag=self.flag), statement.lineno))
-                return result
-            if id(statement) not in self.found:
-                result.append(statement)
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(statement, field, None)
-                if block:
-                    setattr(statement, field, self._block(block))
-            for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
-                item.body = self._block(item.body)
-            result.append(statement)
-            rest = statements[index + 1:]
-            if rest:
-                result.extend(templates.located(templates.replace(
-                    "if not flag:\n    rest", flag=self.flag, rest=self._block(rest)), rest[0].lineno))
-            return result
-        return result
