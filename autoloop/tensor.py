@@ -68,6 +68,12 @@ class Tensor:
         return self.shape
 
     @property
+    def T(self):  # noqa: N802 - numpy's name
+        """The transpose: axes in reverse order (a matrix's rows become columns), as ``ndarray.T``."""
+        from autoloop.ops import api
+        return api.transpose(self)
+
+    @property
     def ndim(self):
         return self.shape.rank
 

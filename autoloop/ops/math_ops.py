@@ -174,7 +174,6 @@ logical_or = _binary_fn("LogicalOr", "logical_or")
 bitwise_and = _binary_fn("BitwiseAnd", "bitwise_and")
 bitwise_or = _binary_fn("BitwiseOr", "bitwise_or")
 bitwise_xor = _binary_fn("BitwiseXor", "bitwise_xor")
-matmul = _binary_fn("MatMul", "matmul")
 
 negative = _unary_fn("Neg", "negative")
 abs = _unary_fn("Abs", "abs")
