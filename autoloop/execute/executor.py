@@ -4,7 +4,8 @@
     outputs = compiled(*input_arrays)     # a tuple of numpy values
 
 A failure while running names the op and the user's line that created it,
-and its traceback ends in a frame at that line. Errors that are the user's
+and its traceback ends in a frame at that line. A `KeyboardInterrupt` goes
+on as it is, carrying that line as ``autoloop_location``. Errors that are the user's
 program speaking (a failed ``assert``, an ``UnboundLocalError`` for a
 variable no path assigned, autoloop's own errors) keep their type; numpy
 failures become `InvalidArgumentError`.
@@ -47,6 +48,13 @@ class CompiledGraph:
                 return self._run(*inputs)
         except Exception as error:
             self._reraise(error)
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C in a long graph loop: remember the user's line of the op that was running
+            # (the innermost graph's, when graphs nest), for whoever reports the interruption.
+            if getattr(interrupt, "autoloop_location", None) is None:
+                node = self._failing_node(interrupt.__traceback__)
+                interrupt.autoloop_location = node.location if node is not None else None
+            raise
 
     def _reraise(self, error: Exception):
         node = self._failing_node(error.__traceback__)

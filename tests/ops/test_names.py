@@ -403,3 +403,28 @@ def test_tensor_array_identity_close_and_split_concat_round_trip(run):
 def test_tensor_array_split_lengths_must_add_up(run):
     with pytest.raises(InvalidArgumentError, match="add up to the 3 rows"):
         run(lambda x: al.TensorArray(al.float32, size=2).split(x, [1, 1]).read(0), np.zeros((3, 2), np.float32))
+
+
+# -- the autograph namespace ---------------------------------------------------------------------
+def _grow(n):
+    x = al.constant([0])
+    i = al.constant(0)
+    while i < n:
+        al.autograph.experimental.set_loop_options(shape_invariants=[(x, al.TensorShape([None]))])
+        x = al.concat([x, [i]], 0)
+        i += 1
+    return x
+
+
+def test_autograph_namespace_converts_and_sets_loop_options():
+    assert "while_stmt" in al.autograph.to_code(_grow)
+    assert al.function(_grow)(al.constant(3)).numpy().tolist() == [0, 0, 1, 2]
+    graph_fn = al.autograph.to_graph(_grow)
+    assert graph_fn(al.constant(2)).numpy().tolist() == [0, 0, 1]  # eagerly, Python semantics
+    assert al.autograph.do_not_convert(_python_case) is _python_case
+
+
+def test_to_code_and_to_graph_accept_an_autoloop_function():
+    decorated = al.function(_grow)
+    assert al.to_code(decorated) == al.to_code(_grow)
+    assert al.to_graph(decorated) is al.to_graph(_grow)
