@@ -126,18 +126,28 @@ def as_dtype(value) -> DType:
     return found
 
 
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
 def infer_dtype(value) -> DType:
     """The dtype a Python or numpy value converts to (TensorFlow's defaults).
 
     Nested lists take the widest kind of their elements: any float makes
-    float32, else any int makes int32, else bool.
+    float32, else any int makes int32 (int64 if a value does not fit int32),
+    else bool. An int that fits no integer dtype is a TypeError.
     """
     if isinstance(value, np.ndarray | np.generic):
         return as_dtype(value.dtype)
     if isinstance(value, builtins.bool):
         return bool_
     if isinstance(value, builtins.int):
-        return int32
+        if _INT32_MIN <= value <= _INT32_MAX:
+            return int32
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return int64
+        raise TypeError(f"cannot convert int {value} to a tensor: it fits no integer dtype "
+                        f"(int64 holds {_INT64_MIN} to {_INT64_MAX})")
     if isinstance(value, builtins.float):
         return float32
     if isinstance(value, list | tuple):

@@ -428,3 +428,15 @@ def test_to_code_and_to_graph_accept_an_autoloop_function():
     decorated = al.function(_grow)
     assert al.to_code(decorated) == al.to_code(_grow)
     assert al.to_graph(decorated) is al.to_graph(_grow)
+
+
+@pytest.mark.parametrize("value, dtype", [(2 ** 31 - 1, "int32"), (-2 ** 31, "int32"), (2 ** 31, "int64"),
+                                          (-2 ** 40, "int64"), ([1, 2 ** 40], "int64")])
+def test_python_ints_beyond_int32_become_int64(value, dtype):
+    tensor = al.constant(value)
+    assert tensor.dtype.name == dtype and np.array_equal(tensor.numpy(), np.array(value))
+
+
+def test_a_python_int_beyond_int64_is_a_type_error():
+    with pytest.raises(TypeError, match="fits no integer dtype"):
+        al.constant(2 ** 63)
