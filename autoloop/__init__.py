@@ -21,6 +21,4 @@ from autoloop.compiler.api import do_not_convert, set_loop_options, to_code, to_
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
-newaxis = None  # x[newaxis] adds an axis of size 1, as in numpy
-
 __version__ = "0.1.0"

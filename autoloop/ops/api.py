@@ -11,7 +11,7 @@ from autoloop.ops.math_ops import (  # noqa: F401
     sqrt, square, subtract, tanh)
 from autoloop.ops.math_ops import divide as truediv  # noqa: F401 - TensorFlow's other name
 from autoloop.ops.linalg_ops import einsum, eye, matmul, norm, tensordot  # noqa: F401
-from autoloop.ops.array_ops import concat, shape, slice_tensor  # noqa: F401
+from autoloop.ops.array_ops import concat, newaxis, shape, slice_tensor  # noqa: F401
 from autoloop.ops.creation_ops import (  # noqa: F401
     fill, ones, ones_like, range, rank, size, stop_gradient, zeros, zeros_like)
 from autoloop.ops.reduction_ops import (  # noqa: F401

@@ -19,6 +19,7 @@ from autoloop.ops import infer
 from autoloop.ops.array_ops import concat, shape
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.reduction_ops import reduce_prod
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.selection_ops import gather, where
 from autoloop.ops.shape_ops import reshape, shape_operand
@@ -192,5 +193,6 @@ def boolean_mask(tensor, mask, axis=None, name=None):
                          f"{axis + depth - 1} of tensor of shape {tensor.shape}")
     positions = reshape(where(reshape(mask, [-1])), [-1])
     dims = shape(tensor, dtypes.int64)
-    flat = reshape(tensor, concat([dims[:axis], convert(np.array([-1])), dims[axis + depth:]], 0))
+    covered_size = reduce_prod(dims[axis:axis + depth], keepdims=True)  # not -1: that is ambiguous for 0 elements
+    flat = reshape(tensor, concat([dims[:axis], covered_size, dims[axis + depth:]], 0))
     return gather(flat, positions, axis=axis, name=name)

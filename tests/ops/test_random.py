@@ -138,3 +138,17 @@ def _draw_from_threads():
         thread.join()
     stream = np.random.Generator(np.random.PCG64(np.random.SeedSequence([21, 1])))
     assert sorted(results) == sorted(stream.random(100, dtype=np.float32).tolist())
+
+
+def test_a_functions_numbers_do_not_depend_on_other_functions_traced_before_it():
+    def program():
+        return al.random.uniform([3]), al.random.normal([3])
+
+    def numbers(trace_other_first):
+        al.random.set_seed(6)
+        if trace_other_first:
+            al.function(lambda: al.random.uniform([5]) + al.random.uniform([5]))()
+            al.random.uniform([2])  # an eager op in between, too
+        f = al.function(program)
+        return [[t.numpy().tolist() for t in f()] for _ in range(2)]
+    assert numbers(False) == numbers(True)
