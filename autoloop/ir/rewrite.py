@@ -64,11 +64,13 @@ def clone(graph: Graph, value_map: dict | None = None, parent: Graph | None = No
 
 # -- replacing ----------------------------------------------------------------------------
 def replace_all_uses(old: Value, new: Value) -> None:
-    """Make every node and output of `old`'s graph that reads `old` read `new` instead.
+    """Make the nodes and outputs of `old`'s graph that read `old` read `new` instead.
 
-    Sub-graphs that captured `old` capture `new` (merging with an existing
-    capture of `new`). ValueError if `new` belongs to another graph or
-    would have to be computed from a reader of `old` (a cycle).
+    Nodes that `new` is computed from keep reading `old` (so ``y = f(x);
+    replace_all_uses(x, y)`` puts ``f`` in front of every other reader).
+    Sub-graphs that captured `old` capture `new` (merged with an existing
+    capture of `new`). ValueError if `new` belongs to another graph,
+    TypeError if its dtype differs.
     """
     graph = old.graph
     if new.graph is not graph:
@@ -76,8 +78,9 @@ def replace_all_uses(old: Value, new: Value) -> None:
                          f"{old.name} to {graph.name!r}; capture it first")
     if old.dtype is not new.dtype:
         raise TypeError(f"replace_all_uses: {old.name} is {old.dtype.name} but {new.name} is {new.dtype.name}")
+    feeding_new = _ancestors(new.node)
     for node in graph.nodes:
-        if not any(v is old for v in node.inputs):
+        if id(node) in feeding_new or not any(v is old for v in node.inputs):
             continue
         node.inputs = tuple(new if v is old else v for v in node.inputs)
         op = control_flow.lookup(node.op)
@@ -87,6 +90,20 @@ def replace_all_uses(old: Value, new: Value) -> None:
             control_flow.sync_captures(node)
     graph.outputs = [new if v is old else v for v in graph.outputs]
     sort_nodes(graph)
+
+
+def _ancestors(node: Node) -> set[int]:
+    """Ids of `node` and of the nodes of its graph it depends on (data and ordering edges)."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        stack.extend(v.node for v in current.inputs)
+        stack.extend(current.control_inputs)
+    return seen
 
 
 def _recapture(sub: Graph, old: Value, new: Value) -> None:
@@ -198,10 +215,15 @@ def _insert_parameter(sub: Graph, position: int, dtype, shape: TensorShape, name
 
 
 def _sync_enclosing(graph: Graph) -> None:
-    """After captures were added to `graph` (and maybe the graphs around it), update their nodes."""
+    """After `graph` was built into, update the control-flow nodes holding it and the graphs around.
+
+    They take the values newly captured as inputs, join their graph's
+    chain of effects if they have effects now, and come after their inputs.
+    """
     while graph.parent is not None:
         node = owner(graph)
         control_flow.sync_captures(node)
+        chain_effects(node.graph)  # the node may have effects now; the list still has program order
         sort_nodes(node.graph)
         graph = node.graph
 
@@ -245,11 +267,9 @@ def _remove_placeholders(sub: Graph, value_ids: set[int]) -> None:
 def sort_nodes(graph: Graph) -> None:
     """Reorder `graph`'s nodes so each comes after what it reads and its ordering edges.
 
-    Stable: nodes already in order keep their order. Effectful nodes get
-    their ordering edges restored (`autoloop.ir.effects.chain_effects`).
-    ValueError if the edges form a cycle.
+    Stable: nodes already in order keep their order. ValueError if the
+    edges form a cycle.
     """
-    chain_effects(graph)
     position = {id(node): k for k, node in enumerate(graph.nodes)}
     waiting: dict[int, int] = {}
     readers: dict[int, list[Node]] = {}
