@@ -160,6 +160,8 @@ def add_loop_var(node: Node, initial: Value, update, shape=None, name: str = "lo
     body.outputs.append(result)
     node.outputs.append(Value(node, len(node.outputs), initial.dtype, shape))
     control_flow.regroup(node, loop_vars=control_flow.operands(node).loop_vars + (initial,))
+    if "names" in node.attrs:  # the loop variables' names, for messages and printing
+        node.attrs["names"] = tuple(node.attrs["names"]) + (name,)
     _sync_enclosing(body)
     return node.outputs[-1]
 
