@@ -124,3 +124,13 @@ def test_rewrites_keep_the_chain():
     copy.nodes.reverse()
     rewrite.sort_nodes(copy)
     verify(copy)
+
+
+def test_the_text_form_shows_ordering_edges():
+    def two_prints(x):
+        al.print("a", x)
+        al.print("b")
+        return x
+
+    text = str(traced(two_prints, al.constant(1)))
+    assert "  PrintV2 = PrintV2(arg:0)" in text and "  PrintV2_1 = PrintV2(^PrintV2)" in text
