@@ -36,9 +36,9 @@ class Mode:
             return fn(*args)
         function = tf.function(fn, autograph=False)
         self.concrete = function.get_concrete_function(*args)
-        assert_equivalent(self.concrete.graph, input_arrays(args))
+        assert_equivalent(self.concrete.graph, input_arrays(args))  # errors too: before the real call
         result = function(*args)
-        run_checked(self.concrete, args)
+        _check_mode_agrees(self.concrete, args)
         return result
 
     def __repr__(self):
@@ -57,7 +57,12 @@ def input_arrays(args) -> list:
 
 
 def run_checked(concrete, args) -> None:
-    """The graph run in checked mode gives the same outputs as the plain compiled graph."""
+    """The graph run on the reference interpreter and in checked mode gives the plain compiled outputs."""
+    assert_equivalent(concrete.graph, input_arrays(args))
+    _check_mode_agrees(concrete, args)
+
+
+def _check_mode_agrees(concrete, args) -> None:
     arrays = input_arrays(args)
     plain = concrete.compiled(*arrays)
     checked = CompiledGraph(concrete.graph, check=True)(*arrays)
