@@ -116,9 +116,9 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
 
 def _all_folded(node: Node) -> bool:
     """Whether every output of `node` was computed while tracing (its inputs are then not needed)."""
-    if not node.outputs or has_effects(node) or control_flow.lookup(node.op) is not None:
-        return False
-    return all(v.constant is not None for v in node.outputs)
+    if not node.outputs or any(v.constant is None for v in node.outputs):
+        return False  # control-flow nodes land here: their outputs are never folded
+    return not has_effects(node)
 
 
 # -- control flow: the "numpy" rules of the ops in autoloop.ir.control_flow -----------------

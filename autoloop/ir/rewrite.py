@@ -250,14 +250,19 @@ def remove_dead_nodes(graph: Graph) -> None:
 
 
 def _drop_unused_captures(node: Node, op) -> None:
+    dropped = False
     for group in op.capture_groups():
         sub = node.attrs[group.captures_of]
+        if not sub.captures:
+            continue
         read = {id(v) for inner in sub.nodes for v in inner.inputs} | {id(v) for v in sub.outputs}
         unused = {id(p) for p in sub.captures.values() if id(p) not in read}
         if unused:
             sub.captures = {outer: inner for outer, inner in sub.captures.items() if id(inner) not in unused}
             _remove_placeholders(sub, unused)
-    control_flow.sync_captures(node)
+            dropped = True
+    if dropped:
+        control_flow.sync_captures(node)
 
 
 def _remove_placeholders(sub: Graph, value_ids: set[int]) -> None:

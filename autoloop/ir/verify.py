@@ -27,6 +27,11 @@ class GraphError(AssertionError):
 
 
 def verify(graph, infer_node) -> None:
+    _verify(graph, infer_node)
+
+
+def _verify(graph, infer_node) -> bool:
+    """Check `graph`; whether it has effects (found on the way, not by walking sub-graphs again)."""
     defined: set[int] = set()  # ids of the nodes and values seen so far
     previous_effect = None
     for node in graph.nodes:
@@ -38,16 +43,18 @@ def verify(graph, infer_node) -> None:
         for before in node.control_inputs:
             if before.graph is not graph or id(before) not in defined:
                 _fail(node, f"ordering edge from {before.name}, which does not come earlier in this graph")
-        if has_effects(node):
+        op = control_flow.lookup(node.op)
+        if op is not None:
+            node_has_effects = _check_control_flow(node, op, infer_node)
+        else:
+            node_has_effects = has_effects(node)
+            if node.op != "Placeholder":
+                _check_outputs(node, infer_node(node))
+        if node_has_effects:
             if previous_effect is not None and previous_effect not in node.control_inputs:
                 _fail(node, f"has effects but no ordering edge from the previous effectful node "
                             f"{previous_effect.name}")
             previous_effect = node
-        op = control_flow.lookup(node.op)
-        if op is not None:
-            _check_control_flow(node, op, infer_node)
-        elif node.op != "Placeholder":
-            _check_outputs(node, infer_node(node))
         defined.add(id(node))
         defined.update(id(v) for v in node.outputs)
     for value in graph.inputs:
@@ -59,6 +66,7 @@ def verify(graph, infer_node) -> None:
     for outer, inner in graph.captures.items():
         if inner not in graph.inputs:
             raise GraphError(f"graph {graph.name!r}: capture of {outer.name} is not an input")
+    return previous_effect is not None
 
 
 def _fail(node, problem: str):
@@ -75,7 +83,8 @@ def _check_outputs(node, inferred) -> None:
             _fail(node, f"output {value.index} is recorded with shape {value.shape}, the op gives {shape}")
 
 
-def _check_control_flow(node, op, infer_node) -> None:
+def _check_control_flow(node, op, infer_node) -> bool:
+    """Check a control-flow node and its sub-graphs; whether they have effects."""
     try:
         groups = control_flow.operands(node)
     except (KeyError, ValueError) as error:
@@ -96,11 +105,11 @@ def _check_control_flow(node, op, infer_node) -> None:
         trailing = sub.inputs[len(sub.inputs) - len(captured):] if captured else []
         if list(sub.captures.values()) != list(trailing):
             _fail(node, f"the capture placeholders of sub-graph {sub.name!r} are not its last inputs")
-    for key in op.subgraphs:
-        verify(node.attrs[key], infer_node)
+    effects = [_verify(node.attrs[key], infer_node) for key in op.subgraphs]
     for problem in op.verify(node):
         _fail(node, problem)
     _check_outputs(node, op.infer(node))
+    return any(effects)
 
 
 def _expected_inputs(node, op) -> str:
