@@ -61,6 +61,17 @@ class RandomStream:
         with self._lock:
             return sample(self._generator)
 
+    @property
+    def state(self):
+        """Where the stream is: assign a saved state to draw the same numbers again."""
+        with self._lock:
+            return self._generator.bit_generator.state
+
+    @state.setter
+    def state(self, saved):
+        with self._lock:
+            self._generator.bit_generator.state = saved
+
     def __repr__(self):
         return f"RandomStream(seeds={self.seeds})"
 
