@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 import itertools
 
+import numpy as np
+
 from autoloop.ir.graph import Graph, Node, Value
 from autoloop.ops import registry
 
@@ -44,7 +46,7 @@ class Generator:
 
     def __init__(self, check: bool = False):
         self.lines: list[str] = []
-        self.namespace: dict[str, object] = {}
+        self.namespace: dict[str, object] = {"np": np}  # expression templates may name numpy
         self.names: dict[Value, str] = {}
         self.line_nodes: dict[int, Node] = {}
         self.check = check
@@ -99,7 +101,7 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
         return
     args = [gen.names[v] for v in node.inputs]
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
-    template = opdef.expr(attrs) if callable(opdef.expr) else opdef.expr
+    template = _template(opdef, node, attrs)
     if template is not None:
         call = template.format(*args)
     else:
@@ -114,6 +116,17 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
         gen.line(indent, f"{', '.join(targets)}, = {call}", node)
     else:
         gen.line(indent, f"{targets[0]} = {call}", node)
+
+
+def _template(opdef, node: Node, attrs) -> str | None:
+    """The op's inline expression: its scalar form where tracing proved every input a scalar."""
+    if opdef.scalar_expr is not None and all(v.shape.rank == 0 for v in node.inputs):
+        scalar = opdef.scalar_expr
+        if callable(scalar):
+            scalar = scalar(attrs, [v.dtype for v in node.inputs])
+        if scalar is not None:
+            return scalar
+    return opdef.expr(attrs) if callable(opdef.expr) else opdef.expr
 
 
 def _all_folded(node: Node) -> bool:

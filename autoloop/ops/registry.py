@@ -21,12 +21,21 @@ Contracts:
   take; those errors are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
   (``{0}``, ``{1}``, ...) that computes the same as ``kernel``; the compiled
-  executor inlines it instead of calling the kernel.
+  executor inlines it instead of calling the kernel. A callable ``expr``
+  takes the node's attrs and returns a template (or None: call the kernel).
+- ``scalar_expr``, when given, replaces ``expr`` where tracing proved every
+  input a scalar (shape ``()``): a cheap form that only holds for scalars,
+  such as ``({0} if {0} > {1} else {1})`` for Maximum, where a numpy ufunc
+  on scalars costs 0.5 µs. A callable takes the attrs and the input dtypes
+  and returns a template or None. It must give the kernel's exact values and
+  dtype (numpy scalars, never Python numbers).
+- Templates may name numpy as ``np``.
 - ``stateful`` ops (print, assert) are never pruned and keep program order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -50,6 +59,7 @@ class OpDef:
     expr: str | None = None
     gradient: Callable | None = None
     stateful: bool = False
+    scalar_expr: str | Callable | None = None
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -76,4 +86,4 @@ def all_ops() -> dict[str, OpDef]:
 def set_gradient(name: str, gradient: Callable) -> None:
     """Attach `gradient` to an op registered earlier (used by autodiff)."""
     opdef = get(name)
-    _REGISTRY[name] = OpDef(opdef.name, opdef.kernel, opdef.infer, opdef.expr, gradient, opdef.stateful)
+    _REGISTRY[name] = dataclasses.replace(opdef, gradient=gradient)
