@@ -102,7 +102,7 @@ IDS = [f"{name}-{dtype.name}" for name, _, dtype in CASES]
 def compile_op(op_name, in_dtypes, shapes, attrs) -> CompiledGraph:
     specs = [(dtype, TensorShape(shape)) for dtype, shape in zip(in_dtypes, shapes)]
     graph, _ = trace_specs(lambda *xs: apply(op_name, list(xs), attrs), specs)
-    return CompiledGraph(graph)
+    return CompiledGraph(graph, check=True)  # also checks each value's dtype and shape against tracing
 
 
 def outcome(fn, *args, **kwargs):
