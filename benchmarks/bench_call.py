@@ -21,7 +21,6 @@ cost. autoloop's first call is also split into its phases.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
@@ -32,8 +31,6 @@ from bench_loops import collatz_python, sum_square_python
 from harness import (Spread, check_result, command_line, environment, format_ratio, format_seconds,
                      format_spread, fresh_function, interleaved_apart, markdown_table, optional, skipped_frameworks,
                      time_each)
-
-FRAMEWORKS = {"tensorflow", "jax"}
 
 
 # -- cached call ------------------------------------------------------------------------------
@@ -143,7 +140,7 @@ def autoloop_phases(name: str, rounds: int) -> dict[str, Spread]:
 # -- running ----------------------------------------------------------------------------------
 def measure(quick: bool = False):
     rounds = 3 if quick else 9
-    cached = interleaved_apart(cached_call_impls(), FRAMEWORKS, rounds, repeat=200 if quick else 5000)
+    cached = interleaved_apart(cached_call_impls(), rounds, repeat=200 if quick else 5000)
     first = {name: time_each(first_call_setups(name), rounds) for name in FIRST_CALLS}
     phases = {name: autoloop_phases(name, rounds) for name in FIRST_CALLS}
     return cached, first, phases

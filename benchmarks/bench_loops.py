@@ -39,7 +39,6 @@ import autoloop as al
 from harness import (check_result, command_line, environment, format_ratio, format_seconds, format_spread,
                      interleaved_apart, markdown_table, optional, skipped_frameworks)
 
-FRAMEWORKS = {"tensorflow", "jax"}
 # Column order of the tables; a workload may lack some of them.
 IMPLEMENTATIONS = ["numpy", "numpy, out=", "autoloop while_loop", "autoloop converted", "tensorflow", "jax"]
 
@@ -343,7 +342,7 @@ def measure(quick: bool = False, rounds: int = 9, progress=None) -> list[tuple[W
     for build in workloads(quick):
         workload = build()
         check(workload)
-        results.append((workload, interleaved_apart(workload.impls, FRAMEWORKS, rounds)))
+        results.append((workload, interleaved_apart(workload.impls, rounds)))
         if progress:
             progress(f"{workload.key} done")
     return results

@@ -104,13 +104,12 @@ def interleaved(impls: dict[str, Callable[[], object]], rounds: int, repeat: int
             for name in names}
 
 
-def interleaved_apart(impls: dict[str, Callable[[], object]], apart: set[str], rounds: int,
-                      repeat: int = 1) -> dict[str, Timing]:
-    """`interleaved`, with the implementations named in `apart` timed in rounds of their own
-    against the baseline (see the module docstring); the baseline's figures come from the first rounds."""
-    core = {name: fn for name, fn in impls.items() if name not in apart}
+def interleaved_apart(impls: dict[str, Callable[[], object]], rounds: int, repeat: int = 1) -> dict[str, Timing]:
+    """`interleaved`, with TensorFlow and JAX timed in rounds of their own against the baseline
+    (see the module docstring); the baseline's figures come from the first rounds."""
+    core = {name: fn for name, fn in impls.items() if name not in FRAMEWORKS}
     timings = interleaved(core, rounds, repeat)
-    others = {name: fn for name, fn in impls.items() if name in apart}
+    others = {name: fn for name, fn in impls.items() if name in FRAMEWORKS}
     if others:
         baselines = {name: fn for name, fn in core.items() if name.startswith(BASELINE)}
         measured = interleaved({**baselines, **others}, rounds, repeat)
@@ -195,13 +194,13 @@ def _source_of(fn) -> str:
 
 
 # -- optional frameworks --------------------------------------------------------------
-_FRAMEWORKS = {"tensorflow": "tensorflow", "jax": "jax"}
+FRAMEWORKS = ("tensorflow", "jax")  # implementation names and module names alike
 _disabled: set[str] = set()
 
 
 def disable_frameworks() -> None:
     """Leave TensorFlow and JAX out of this run (``--no-frameworks``: a faster run, autoloop against numpy)."""
-    _disabled.update(_FRAMEWORKS)
+    _disabled.update(FRAMEWORKS)
 
 
 def optional(name: str):
@@ -209,7 +208,7 @@ def optional(name: str):
 
     TensorFlow's start-up logging is silenced; both are imported at most once.
     """
-    if name not in _FRAMEWORKS:
+    if name not in FRAMEWORKS:
         raise ValueError(f"unknown optional framework {name!r}")
     if name in _disabled:
         return None
@@ -217,7 +216,7 @@ def optional(name: str):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         with _quiet_stderr():  # TensorFlow's native start-up lines bypass its log level
-            return importlib.import_module(_FRAMEWORKS[name])
+            return importlib.import_module(name)
     except ImportError:
         return None
 
@@ -238,7 +237,7 @@ def _quiet_stderr():
 def skipped_frameworks() -> list[str]:
     """One line per optional framework that is not installed (its rows are left out)."""
     return [f"{name} {'is left out (--no-frameworks)' if name in _disabled else 'is not installed'}: its rows are skipped"
-            for name in _FRAMEWORKS if optional(name) is None]
+            for name in FRAMEWORKS if optional(name) is None]
 
 
 # -- the machine ----------------------------------------------------------------------
@@ -247,7 +246,7 @@ def environment() -> list[str]:
     lines = [f"machine: {_cpu_name()}, {os.cpu_count()} logical cores, {platform.system()} {platform.release()}",
              f"load average at start: {_load()}",
              f"Python {platform.python_version()}, numpy {np.__version__}, autoloop {_autoloop_version()}"]
-    for name in _FRAMEWORKS:
+    for name in FRAMEWORKS:
         module = optional(name)
         if module is not None:
             lines.append(f"{name} {module.__version__}")
