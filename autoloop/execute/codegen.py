@@ -146,7 +146,7 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
     counter = gen.fresh("it") if limit is not None else None
     if counter:
         gen.line(indent, f"{counter} = 0")
-    gen.line(indent, "while True:")
+    gen.line(indent, "while True:", node)  # tagged: a Ctrl-C often lands here
     if counter:
         gen.line(indent + 1, f"if {counter} >= {limit}: break", node)
     (test,) = gen.graph_body(cond, indent + 1, loop_vars + list(groups.cond_captures))

@@ -5,7 +5,8 @@
 
 A failure while running names the op and the user's line that created it,
 and its traceback ends in a frame at that line (`autoloop.execute.errors`,
-shared with the reference interpreter).
+shared with the reference interpreter). A `KeyboardInterrupt` goes on as it
+is, carrying that line as ``autoloop_location``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,13 @@ class CompiledGraph:
             return self._run(*inputs)
         except Exception as error:
             self._reraise(error)
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C in a long graph loop: remember the user's line of the op that was running
+            # (the innermost graph's, when graphs nest), for whoever reports the interruption.
+            if getattr(interrupt, "autoloop_location", None) is None:
+                node = self._failing_node(interrupt.__traceback__)
+                interrupt.autoloop_location = node.location if node is not None else None
+            raise
         finally:
             _ERROR_STATE.reset(token)
 

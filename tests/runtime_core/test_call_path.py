@@ -26,6 +26,11 @@ def counting(body):
     return al.function(counted, autograph=False), calls
 
 
+# These tests trace one function for many signatures on purpose.
+RETRACING_ON_PURPOSE = pytest.mark.filterwarnings("ignore::autoloop.RetracingWarning")
+
+
+@RETRACING_ON_PURPOSE
 def test_the_short_path_retraces_for_new_dtypes_and_shapes_in_any_order():
     f, calls = counting(lambda x, y: x * y)
     inputs = [(al.constant(3), al.constant(4)), (al.constant(1.5), al.constant(2.0)),
@@ -66,6 +71,7 @@ def test_rank_0_results_are_numpy_scalars_even_from_a_0d_array():
     assert type(result.numpy()) is np.int32 and result.numpy() == 7
 
 
+@RETRACING_ON_PURPOSE
 def test_calls_from_several_threads_at_once_get_their_own_results():
     f, _ = counting(lambda x: al.reduce_sum(x * x))
     inputs = [al.constant(np.arange(n, dtype=dtype)) for n in (1, 3, 5) for dtype in (np.int32, np.float64)]
