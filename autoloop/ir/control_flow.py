@@ -21,6 +21,8 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
   with the JAX backend;
 - ``lower`` and ``gradient``: empty slots for the dataflow lowering
   (``While`` -> Enter/Merge/Switch/NextIteration/Exit) and reverse mode.
+  A ``gradient`` rule has an ordinary op's signature (`autoloop.ops.registry`);
+  the ones of ``While`` and ``Cond`` live in `autoloop.autodiff`.
 
 Rules that live in a higher layer are named ``"module:function"`` and
 imported on first use (`autoloop.ir.lazy`), so the arrows between layers
@@ -255,7 +257,7 @@ register(ControlFlowOp(
     interpret="autoloop.execute.interpreter:run_while",
     kernels={"numpy": "autoloop.execute.codegen:write_while"},
     lower=None,  # While -> Enter/Merge/Switch/NextIteration/Exit: the dataflow issue
-    gradient=None,  # an iteration counter and stacks of per-iteration values: the autodiff issue
+    gradient="autoloop.autodiff.while_grad:while_gradient",
 ))
 
 
@@ -296,5 +298,5 @@ register(ControlFlowOp(
     interpret="autoloop.execute.interpreter:run_cond",
     kernels={"numpy": "autoloop.execute.codegen:write_cond"},
     lower=None,  # Cond -> Switch/Merge: the dataflow issue
-    gradient=None,  # the autodiff issue
+    gradient="autoloop.autodiff.cond_grad:cond_gradient",
 ))

@@ -13,7 +13,7 @@ from autoloop import dtypes
 from autoloop.errors import AutoloopError, InvalidArgumentError
 from autoloop.ir import context
 from autoloop.ir.graph import Graph, Value
-from autoloop.ops import registry
+from autoloop.ops import recording, registry
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
@@ -49,8 +49,12 @@ def _apply_eagerly(opdef, inputs, attrs):
         except Exception as error:  # a numpy failure: report it as the op's
             raise InvalidArgumentError(f"{opdef.name}: {error}") from None
     if isinstance(out_specs, Spec):
-        return _wrap(result, out_specs, opdef.name)
-    return tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+        outputs = _wrap(result, out_specs, opdef.name)
+    else:
+        outputs = tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+    if recording.active():  # a GradientTape is recording
+        recording.record(opdef.name, attrs, tuple(inputs), outputs if isinstance(outputs, tuple) else (outputs,))
+    return outputs
 
 
 def _wrap(result, spec: Spec, op_name: str) -> Tensor:

@@ -13,6 +13,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 import autoloop as al
+from autoloop.ops.gradient_support import sum_to_shape
 
 
 class Case(NamedTuple):
@@ -198,4 +199,7 @@ CASES: list[Case] = [
     Case("SelectV2", "int", lambda c, x, y: al.where(c, x, y), np.where, (B, I, I2)),
     Case("Where", "coordinates", al.where, lambda c: np.argwhere(c).astype(np.int64), (B,)),
     Case("Where", "numeric", al.where, lambda c: np.argwhere(c).astype(np.int64), (I,)),
+    # -- what gradient rules use ------------------------------------------------------------
+    Case("SumToShape", "undo-broadcast", lambda x: sum_to_shape(x, [1, 3]), lambda x: x.sum(0, keepdims=True), (F,)),
+    Case("SumToShape", "leading-axes", lambda x: sum_to_shape(x, [4]), lambda x: x.sum((0, 1)), (F3D,)),
 ]
