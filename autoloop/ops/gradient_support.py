@@ -164,3 +164,11 @@ def reduced_count(op, position: int = 0):
     sizes = apply("GatherV2", [shape, convert(np.array(axes, np.int32))], {"axis": 0})
     count = apply("Prod", [sizes], {"axis": None, "keepdims": False})
     return apply("Cast", [count], {"dtype": spec.dtype})
+
+
+def row_shape(op, position: int):
+    """The shape of one row (``shape[1:]``) of input `position`, as int32."""
+    spec = op.input_specs[position]
+    if spec.shape.rank is not None and spec.shape[1:].is_fully_defined():
+        return convert(np.array(spec.shape[1:].as_list(), np.int32))
+    return apply("StridedSlice", [op.input_shape(position)], {"spec": (("slice", 1, None, None),)})
