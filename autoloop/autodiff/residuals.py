@@ -27,7 +27,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.ir import context, rewrite
-from autoloop.ops.dispatch import apply, constant_node, convert, on_values
+from autoloop.ops.dispatch import apply, constant_node, constant_value_of, convert, on_values
 from autoloop.tensor import Tensor
 
 
@@ -72,8 +72,11 @@ class LoopResiduals(Residuals):
                 return self.outer.value(value)
             raise AssertionError(f"{value.name} is not a value of loop {self.loop.name}'s body")
         if value not in self._read:
-            outer = _captured_from(self.body, value)
-            self._read[value] = self.outer.value(outer) if outer is not None else self._pop(value)
+            outer = captured_from(self.body, value)
+            if outer is not None:
+                self._read[value] = self.outer.value(outer)
+            else:
+                self._read[value] = _known(value) or self._pop(value)
         return self._read[value]
 
     def _pop(self, value) -> Tensor:
@@ -116,7 +119,11 @@ class BranchResiduals(Residuals):
                 return self.outer.value(value)
             raise AssertionError(f"{value.name} is not a value of {self.branch.name}")
         if value not in self._read:
-            outer = _captured_from(self.branch, value)
+            outer = captured_from(self.branch, value)
+            known = _known(value)
+            if known is not None:
+                self._read[value] = known
+                return known
             if outer is None:
                 mine, other = (lambda: value), (lambda: placeholder_like(value)._value)
                 builders = (mine, other) if self.key == "true_graph" else (other, mine)
@@ -137,8 +144,16 @@ def placeholder_like(value) -> Tensor:
     return apply("Fill", [convert(np.array(dims, np.int32)), convert(value.dtype.as_numpy_dtype(0))])
 
 
-def _captured_from(graph, value):
-    """The outer value whose capture placeholder `value` is, or None."""
+def _known(value):
+    """A constant Tensor holding `value` when tracing computed it (nothing to save), else None."""
+    known = constant_value_of(value)
+    if isinstance(known, np.ndarray | np.generic):
+        return convert(np.asarray(known))
+    return None
+
+
+def captured_from(graph, value):
+    """The outer value whose capture placeholder in `graph` is `value`, or None."""
     for outer, inner in graph.captures.items():
         if inner is value:
             return outer

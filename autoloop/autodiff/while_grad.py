@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autoloop.autodiff import paths
-from autoloop.autodiff.residuals import LoopResiduals, add_counter
+from autoloop.autodiff.residuals import LoopResiduals, add_counter, captured_from
 from autoloop.autodiff.rules import add, is_differentiable
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.ir import context
@@ -53,6 +53,7 @@ class GradientRecord:
 
     saved: list = field(default_factory=list)
     schedule: object = None
+    loop_vars: int = 0  # the loop's own variables, before differentiating gave it more
 
     def __repr__(self):
         names = ", ".join(v.name for v in self.saved)
@@ -127,28 +128,32 @@ def while_gradient(op, *grads):
         return [None] * len(node.inputs)
     from autoloop.autodiff.checkpoint import checkpointed_gradient, schedule_for
     schedule = schedule_for(node)
-    record = node.attrs.setdefault("_gradient", GradientRecord(schedule=schedule))
+    record = node.attrs.setdefault("_gradient", GradientRecord(schedule=schedule,
+                                                               loop_vars=node.attrs["num_loop_vars"]))
+    initial = initial_adjoints(op, plan, grads)
     if schedule is not None:
-        found = checkpointed_gradient(op, plan, grads, schedule, record, memo)
+        found = checkpointed_gradient(op, plan, initial, schedule, record, memo)
     else:
-        found = stacked_gradient(op, plan, grads, record, memo)
+        found = stacked_backward(plan, initial, op.residuals, record, memo)
     return input_gradients(node, plan, found)
 
 
-def stacked_gradient(op, plan: LoopPlan, grads, record, memo) -> list:
-    """Every needed value saved on stacks in the forward loop; one backward loop pops them."""
-    node = op.node
+def stacked_backward(plan: LoopPlan, initial, outer, record, memo, name=None) -> list:
+    """Every value the backward pass needs saved on stacks in the forward loop `plan.node`; one
+    backward loop pops them. `initial` are the adjoints after the loop (`initial_adjoints`),
+    `outer` the residuals of the level around the loop; returns the adjoints before it."""
+    node = plan.node
     iterations, counter = add_counter(node)
-    trip = op.residuals.value(iterations)
-    initial = initial_adjoints(op, plan, grads)
+    trip = outer.value(iterations)
 
     def body(k, *adjoints):
         index = k - 1
-        residuals = LoopResiduals(node, counter, index, context.current_graph(), op.residuals, record)
+        residuals = LoopResiduals(node, counter, index, context.current_graph(), outer, record)
         return (index, *backward_iteration(plan, residuals, adjoints, memo))
 
     results = while_loop(lambda k, *adjoints: k > 0, body, (trip, *initial),
-                         shape_invariants=(TensorShape([]), *adjoint_invariants(plan)), name=f"{node.name}_grad")
+                         shape_invariants=(TensorShape([]), *adjoint_invariants(plan)),
+                         name=name or f"{node.name}_grad")
     return list(results[1:])
 
 
@@ -158,7 +163,7 @@ def initial_adjoints(op, plan: LoopPlan, grads) -> list:
     adjoints = [grads[j] if grads[j] is not None else zero_gradient(node.outputs[j], op.residuals)
                 for j in plan.active]
     for placeholder in plan.captures:
-        adjoints.append(zero_gradient(placeholder, op.residuals, outer=_outer_of(node, placeholder)))
+        adjoints.append(zero_gradient(placeholder, op.residuals, outer=outer_of(node, placeholder)))
     return adjoints
 
 
@@ -193,11 +198,9 @@ def zero_gradient(value, residuals, outer=None):
     return zeros_for(Spec(value.dtype, value.shape), lambda: residuals.shape(source))
 
 
-def _outer_of(node, placeholder):
-    for outer, inner in node.attrs["body"].captures.items():
-        if inner is placeholder:
-            return outer
-    raise AssertionError(f"{placeholder.name} is not a capture of {node.name}")
+def outer_of(node, placeholder):
+    """The outer value that loop `node`'s body captured as `placeholder`."""
+    return captured_from(node.attrs["body"], placeholder)
 
 
 def input_gradients(node, plan: LoopPlan, found) -> list:
@@ -209,5 +212,5 @@ def input_gradients(node, plan: LoopPlan, found) -> list:
     size = node.attrs["body_nconsts"]
     outer_values = list(node.inputs[start:start + size])
     for placeholder, grad in zip(plan.captures, found[len(plan.active):]):
-        grads[start + outer_values.index(_outer_of(node, placeholder))] = grad
+        grads[start + outer_values.index(outer_of(node, placeholder))] = grad
     return grads

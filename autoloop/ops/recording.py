@@ -77,25 +77,27 @@ class EagerLoop(NamedTuple):
     name: str
     location: Any  # the user's (file, line), or None
     back_prop: bool
-    checkpoint: Any  # while_loop's checkpoint argument
+    checkpoint: Any  # None, "sqrt" or a stride (`while_loop`'s checkpoint_option)
+    tensors: Any  # state -> the state's tensors
 
 
-def plain_loop(test, step, leaves, limit):
-    """``while iterations < limit and test(leaves): leaves = step(leaves)``; the final leaves."""
+def plain_loop(test, step, state, limit):
+    """``while iterations < limit and test(state): state = step(state)``; the final state."""
     iterations = 0
-    while (limit is None or iterations < limit) and test(leaves):
-        leaves = step(leaves)
+    while (limit is None or iterations < limit) and test(state):
+        state = step(state)
         iterations += 1
-    return leaves
+    return state
 
 
-def run_loop(loop: EagerLoop, test, step, leaves, limit):
+def run_loop(loop: EagerLoop, test, step, state, limit):
     """Run an eager loop, each active recorder wrapping how it runs (see the module docstring).
 
-    `leaves` are the loop state's tensors; ``test(leaves)`` is a Python bool,
-    ``step(leaves)`` the leaves after one iteration.
+    `state` is the loop state (``loop.tensors(state)`` its tensors),
+    ``test(state)`` a Python bool, ``step(state)`` the state after one
+    iteration.
     """
     run = plain_loop
     for recorder in tuple(active()):
         run = recorder.wrap_loop(loop, run)
-    return run(test, step, leaves, limit)
+    return run(test, step, state, limit)
