@@ -11,5 +11,6 @@ Each op's rule is written beside its kernel (`autoloop.ops.registry`);
 """
 
 from autoloop.autodiff.graph_backprop import gradients
+from autoloop.autodiff.tape import GradientTape
 
-__all__ = ["gradients"]
+__all__ = ["GradientTape", "gradients"]

@@ -75,7 +75,11 @@ class StrideSchedule:
 
 def schedule_for(node):
     """The schedule a ``While`` node's ``checkpoint`` attr names, or None (save every iteration)."""
-    option = node.attrs.get("checkpoint")
+    return schedule_for_option(node.attrs.get("checkpoint"))
+
+
+def schedule_for_option(option):
+    """The schedule of a ``checkpoint`` option (`autoloop.control_flow.while_loop.checkpoint_option`)."""
     if option is None or option is False:
         return None
     if option is True or option == "sqrt":

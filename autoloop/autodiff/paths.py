@@ -65,11 +65,17 @@ def reachable(nodes, sources, memo: dict, node_filter=None) -> set:
     return reached
 
 
+def op_connections(op_name: str, input_dtypes, output_dtypes) -> list[frozenset]:
+    """An ordinary op: each differentiable output depends on every differentiable input, unless the
+    op is declared `NOT_DIFFERENTIABLE`."""
+    if is_blocked(op_name):
+        return [frozenset()] * len(output_dtypes)
+    inputs = frozenset(k for k, dtype in enumerate(input_dtypes) if is_differentiable(dtype))
+    return [inputs if is_differentiable(dtype) else frozenset() for dtype in output_dtypes]
+
+
 def _op_connections(node, memo) -> list[frozenset]:
-    if is_blocked(node.op):
-        return [frozenset()] * len(node.outputs)
-    inputs = frozenset(k for k, value in enumerate(node.inputs) if is_differentiable(value.dtype))
-    return [inputs if is_differentiable(value.dtype) else frozenset() for value in node.outputs]
+    return op_connections(node.op, [v.dtype for v in node.inputs], [v.dtype for v in node.outputs])
 
 
 def _while_connections(node, memo) -> list[frozenset]:

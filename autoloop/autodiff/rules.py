@@ -105,6 +105,9 @@ class Accumulator:
         self._parts[key] = [total]
         return total
 
+    def discard(self, key) -> None:
+        self._parts.pop(key, None)
+
     def move(self, source, target) -> None:
         """Hand `source`'s contributions, unsummed, to `target` (which has none)."""
         parts = self._parts.pop(source, None)

@@ -32,7 +32,12 @@ NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
     "TensorListUnstack", "TensorListGather", "TensorListScatter", "TensorListSize",
-    "PrintV2", "Assert", "CheckDefined", "AssertTrue",
+    "PrintV2", "Assert", "CheckDefined", "AssertTrue", "TensorListLengths",
+    # The gradient of a TensorArray (autoloop.control_flow.gradient_elements): tested by the
+    # gradient tests in tests/autodiff.
+    "TensorListGradInit", "TensorListGradAdd", "TensorListGradRead", "TensorListGradAccumulate",
+    "TensorListGradScatterAdd", "TensorListGradErase", "TensorListGradGather", "TensorListGradStack",
+    "TensorListGradUnstack", "TensorListGradSplit", "TensorListGradConcat",
 }
 
 _rng = np.random.default_rng(0)
