@@ -147,15 +147,18 @@ def reduced_axes(op, position: int = 0) -> tuple:
 
 def unreduce(op, grad, position: int = 0):
     """The gradient of a reduction's result spread back over the reduced axes (the input's shape)."""
-    if not op.attrs["keepdims"]:
+    if not op.attrs["keepdims"] and op.attrs["axis"] is not None:
         for axis in reduced_axes(op, position):
             grad = apply("ExpandDims", [grad], {"axis": axis})
-    return broadcast_to_input(op, position, grad)
+    return broadcast_to_input(op, position, grad)  # a scalar (all axes reduced) broadcasts to any rank
 
 
 def reduced_count(op, position: int = 0):
     """How many elements each result of a reduction summarizes, as a scalar of the input's dtype."""
     spec = op.input_specs[position]
+    if op.attrs["axis"] is None and spec.shape.num_elements() is None:
+        count = apply("Prod", [op.input_shape(position)], {"axis": None, "keepdims": False})
+        return apply("Cast", [count], {"dtype": spec.dtype})
     axes = reduced_axes(op, position)
     dims = [spec.shape[a] for a in axes]
     if None not in dims:
@@ -172,3 +175,14 @@ def row_shape(op, position: int):
     if spec.shape.rank is not None and spec.shape[1:].is_fully_defined():
         return convert(np.array(spec.shape[1:].as_list(), np.int32))
     return apply("StridedSlice", [op.input_shape(position)], {"spec": (("slice", 1, None, None),)})
+
+
+def reshape_to_input(op, position: int, grad):
+    """`grad` (as many elements as input `position`) in that input's shape."""
+    spec = op.input_specs[position]
+    shape = static_shape(spec)
+    if shape is not None:
+        if static_shape(Spec(grad.dtype, grad.shape)) == shape:
+            return grad
+        return apply("Reshape", [grad], {"shape": shape})
+    return apply("Reshape", [grad, op.input_shape(position)])

@@ -13,7 +13,7 @@ Both raise when the graph runs; the executor shows the user's line.
 from __future__ import annotations
 
 from autoloop.errors import AutoloopError
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 
 
 class MissingReturnError(AutoloopError, ValueError):
@@ -43,5 +43,6 @@ def _no_outputs(*specs, **attrs):
     return []
 
 
-register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer))
-register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))
+register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
+               gradient=lambda op, grad: [None, grad]))
+register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE))
