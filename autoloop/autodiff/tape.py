@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 
 from autoloop import nest
-from autoloop.autodiff import eager_tape
+from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import _seed, _value_in, graph_gradients
 from autoloop.ir import context
 from autoloop.ops import recording
@@ -160,9 +160,11 @@ class GradientTape:
             accept = lambda node: id(node) in created  # noqa: E731
         else:
             accept = None  # a sub-graph traced inside the block: all of it was recorded
-        watched = [_value_in(graph, s) for s in sources]
-        allowed = {id(v) for v in (_value_in(graph, Tensor(value=w)) for w in self._watched) if v is not None}
-        wanted = [s if v is not None and id(v) in allowed else None for s, v in zip(sources, watched)]
+        watched = [_value_in(graph, Tensor(value=w)) for w in self._watched]
+        # The tape tracks what it watched and what recorded ops computed from that.
+        tracked = paths.reachable(graph.nodes, [w for w in watched if w is not None], {}, accept)
+        values = [_value_in(graph, s) for s in sources]
+        wanted = [s if v is not None and v in tracked else None for s, v in zip(sources, values)]
         known = [s for s in wanted if s is not None]
         found = graph_gradients(graph, targets, known, seeds, node_filter=accept) if known else []
         by_id = dict(zip(map(id, known), found))
