@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.control_flow import stacks
 from autoloop.ir import context, rewrite
 from autoloop.ops.dispatch import apply, constant_node, constant_value_of, convert, on_values
 from autoloop.tensor import Tensor
@@ -83,17 +84,15 @@ class LoopResiduals(Residuals):
         stack = self.outer.value(push(self.loop, self.counter, value))
         self.record.saved.append(value)
         with context.building(self.graph):
-            return apply("TensorListRead", [stack, self.index],
-                         {"element_dtype": value.dtype, "element_shape": value.shape})
+            return stacks.get(stack, self.index, value.dtype, value.shape)
 
 
 def push(loop, counter, value):
     """Save `value` (of `loop`'s body) at iteration `counter` on a new stack; the stack after the loop."""
     with context.building(loop.graph):
-        empty = apply("TensorListReserve", [convert(np.int32(0))], {"dynamic_size": True})
+        empty = stacks.new_stack()
     counter_tensor, saved = Tensor(value=counter), Tensor(value=value)
-    return rewrite.add_loop_var(loop, empty._value,
-                                on_values(lambda stack: apply("TensorListWrite", [stack, counter_tensor, saved])),
+    return rewrite.add_loop_var(loop, empty._value, on_values(lambda stack: stacks.push(stack, counter_tensor, saved)),
                                 name="saved")
 
 

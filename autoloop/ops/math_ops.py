@@ -293,9 +293,15 @@ def _matmul_gradient(op, grad):
         return [grad * b if want_a else None, grad * a if want_b else None]
     if rank_b == 1:  # (..., m, k) @ (k,) -> (..., m)
         da = _outer(grad, b) if want_a else None
-        db = _squeeze_last(_product(_swap_last_two(a, rank_a), _expand_last(grad))) if want_b else None
+        if want_b and rank_a == 2:
+            db = _product(_swap_last_two(a, rank_a), grad)
+        else:
+            db = _squeeze_last(_product(_swap_last_two(a, rank_a), _expand_last(grad))) if want_b else None
     elif rank_a == 1:  # (k,) @ (..., k, n) -> (..., n)
-        da = _squeeze_last(_product(b, _expand_last(grad))) if want_a else None
+        if want_a and rank_b == 2:
+            da = _product(b, grad)
+        else:
+            da = _squeeze_last(_product(b, _expand_last(grad))) if want_a else None
         db = _outer(a, grad) if want_b else None
     else:
         da = _product(grad, _swap_last_two(b, rank_b)) if want_a else None

@@ -230,7 +230,14 @@ for _name, _build in {
 }.items():
     case("TensorListGradRead", f"second-order-{_name}", _first_order(_build), normal(3, 2))
 
-OPS_IN_SECOND_ORDER = {"TensorListGradAdd", "TensorListGradRead", "TensorListGradAccumulate",
+def _loop_power(x):
+    """x ** 4 by a loop (its gradient saves values on stacks)."""
+    return al.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, al.sin(y) * x), (0, x))[1]
+
+
+case("StackPush", "second-order-loop", _first_order(_loop_power), normal(3))
+
+OPS_IN_SECOND_ORDER = {"StackPush", "StackGet", "TensorListGradAdd", "TensorListGradRead", "TensorListGradAccumulate",
                        "TensorListGradScatterAdd", "TensorListGradErase", "TensorListGradGather",
                        "TensorListGradStack", "TensorListGradUnstack", "TensorListGradSplit",
                        "TensorListGradConcat"}
