@@ -52,7 +52,33 @@ class Residuals:
         return self._shapes[value]
 
 
-class LoopResiduals(Residuals):
+class _SubGraphResiduals(Residuals):
+    """Values of `graph`, a sub-graph: captured ones are read at the level around (`outer`),
+    constants are made again, and the rest is handed out by `_save`, each once."""
+
+    def __init__(self, graph, outer: Residuals):
+        super().__init__()
+        self.forward, self.outer = graph, outer
+        self._read: dict = {}
+
+    def value(self, value) -> Tensor:
+        if value.graph is not self.forward:
+            if value.graph.is_ancestor_of(self.forward):
+                return self.outer.value(value)
+            raise AssertionError(f"{value.name} is not a value of {self.forward.name}")
+        if value not in self._read:
+            outer = captured_from(self.forward, value)
+            if outer is not None:
+                self._read[value] = self.outer.value(outer)
+            else:
+                self._read[value] = _known(value) or self._save(value)
+        return self._read[value]
+
+    def _save(self, value) -> Tensor:
+        raise NotImplementedError
+
+
+class LoopResiduals(_SubGraphResiduals):
     """Values of the forward ``While`` `loop`'s body, saved per iteration; see the module docstring.
 
     `counter` is the body parameter counting the forward iterations,
@@ -61,26 +87,11 @@ class LoopResiduals(Residuals):
     """
 
     def __init__(self, loop, counter, index: Tensor, graph, outer: Residuals, record):
-        super().__init__()
-        self.loop, self.counter, self.index, self.graph, self.outer = loop, counter, index, graph, outer
-        self.body = loop.attrs["body"]
+        super().__init__(loop.attrs["body"], outer)
+        self.loop, self.counter, self.index, self.graph = loop, counter, index, graph
         self.record = record
-        self._read: dict = {}
 
-    def value(self, value) -> Tensor:
-        if value.graph is not self.body:
-            if value.graph.is_ancestor_of(self.body):
-                return self.outer.value(value)
-            raise AssertionError(f"{value.name} is not a value of loop {self.loop.name}'s body")
-        if value not in self._read:
-            outer = captured_from(self.body, value)
-            if outer is not None:
-                self._read[value] = self.outer.value(outer)
-            else:
-                self._read[value] = _known(value) or self._pop(value)
-        return self._read[value]
-
-    def _pop(self, value) -> Tensor:
+    def _save(self, value) -> Tensor:
         stack = self.outer.value(push(self.loop, self.counter, value))
         self.record.saved.append(value)
         with context.building(self.graph):
@@ -103,32 +114,17 @@ def add_counter(loop):
     return after, loop.attrs["body"].inputs[loop.attrs["num_loop_vars"] - 1]
 
 
-class BranchResiduals(Residuals):
+class BranchResiduals(_SubGraphResiduals):
     """Values of one branch (`key`) of the forward ``Cond`` `node`, passed out as extra outputs."""
 
     def __init__(self, node, key: str, outer: Residuals):
-        super().__init__()
-        self.node, self.key, self.outer = node, key, outer
-        self.branch = node.attrs[key]
-        self._read: dict = {}
+        super().__init__(node.attrs[key], outer)
+        self.node, self.key = node, key
 
-    def value(self, value) -> Tensor:
-        if value.graph is not self.branch:
-            if value.graph.is_ancestor_of(self.branch):
-                return self.outer.value(value)
-            raise AssertionError(f"{value.name} is not a value of {self.branch.name}")
-        if value not in self._read:
-            outer = captured_from(self.branch, value)
-            known = _known(value)
-            if known is not None:
-                self._read[value] = known
-                return known
-            if outer is None:
-                mine, other = (lambda: value), (lambda: placeholder_like(value)._value)
-                builders = (mine, other) if self.key == "true_graph" else (other, mine)
-                outer = rewrite.add_cond_output(self.node, *builders)
-            self._read[value] = self.outer.value(outer)
-        return self._read[value]
+    def _save(self, value) -> Tensor:
+        mine, other = (lambda: value), (lambda: placeholder_like(value)._value)
+        builders = (mine, other) if self.key == "true_graph" else (other, mine)
+        return self.outer.value(rewrite.add_cond_output(self.node, *builders))
 
 
 def placeholder_like(value) -> Tensor:

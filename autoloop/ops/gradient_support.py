@@ -127,13 +127,17 @@ def shape_int32(spec, shape_tensor):
 
 def broadcast_to_input(op, position: int, grad):
     """`grad` broadcast to the shape of input `position`."""
-    spec = op.input_specs[position]
-    shape = static_shape(spec)
+    return _to_input_shape("BroadcastTo", op, position, grad)
+
+
+def _to_input_shape(op_name: str, op, position: int, grad):
+    """`grad` through `op_name` (Reshape or BroadcastTo) to input `position`'s shape, static when known."""
+    shape = static_shape(op.input_specs[position])
     if shape is not None:
         if static_shape(Spec(grad.dtype, grad.shape)) == shape:
             return grad
-        return apply("BroadcastTo", [grad], {"shape": shape})
-    return apply("BroadcastTo", [grad, op.input_shape(position)])
+        return apply(op_name, [grad], {"shape": shape})
+    return apply(op_name, [grad, op.input_shape(position)])
 
 
 def reduced_axes(op, position: int = 0) -> tuple:
@@ -179,10 +183,4 @@ def row_shape(op, position: int):
 
 def reshape_to_input(op, position: int, grad):
     """`grad` (as many elements as input `position`) in that input's shape."""
-    spec = op.input_specs[position]
-    shape = static_shape(spec)
-    if shape is not None:
-        if static_shape(Spec(grad.dtype, grad.shape)) == shape:
-            return grad
-        return apply("Reshape", [grad], {"shape": shape})
-    return apply("Reshape", [grad, op.input_shape(position)])
+    return _to_input_shape("Reshape", op, position, grad)
