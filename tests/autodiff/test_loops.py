@@ -197,3 +197,33 @@ def test_second_derivative_through_a_loop():
         return inner.gradient(y, x)  # 4 x ** 3
 
     check_gradient(fn, [np.array([0.7, -1.1])])  # so 12 x ** 2
+
+
+def conditional_writes(x):
+    """A TensorArray written on one branch of an ``if`` inside a loop: its flow goes through the Cond."""
+    out = al.TensorArray(al.float64, size=4)
+    for i in al.range(4):
+        if al.reduce_sum(x) > 0.0:
+            out = out.write(i, al.sin(x))
+        else:
+            out = out.write(i, x * x)
+        x = x - 0.4
+    return out.stack()
+
+
+def test_a_tensor_array_written_in_a_branch_inside_a_loop():
+    check_gradient(conditional_writes, [np.array([0.5, 0.35])], autograph=True)  # sums 0.85, 0.05, -0.75, -1.55
+
+
+def test_a_checkpointed_loop_inside_a_stored_one_is_bitwise_the_stored_gradient():
+    def loss(x, checkpoint):
+        def outer(i, y):
+            _, z = al.while_loop(lambda k, z: k < i + 2, lambda k, z: (k + 1, al.sin(z) * 1.1 + y * 0.1), (0, y),
+                                 checkpoint=checkpoint)
+            return i + 1, z
+        return al.reduce_sum(al.while_loop(lambda i, y: i < 4, outer, (0, x))[1])
+
+    results = [al.function(lambda x, c=c: al.gradients(loss(x, c), [x]), autograph=False)(np.array([0.3, -0.8]))
+               for c in (None, True, 2)]
+    assert all(np.array_equal(results[0][0].numpy(), r[0].numpy()) for r in results[1:])
+    check_gradient(lambda x: loss(x, True), [np.array([0.3, -0.8])])
