@@ -137,14 +137,12 @@ def dump(arguments) -> int:
 
 def run(arguments) -> int:
     import autoloop
-    from autoloop.runtime import explain
     function = load_function(arguments.target)
     values = _as_tensor_arguments(_json_arguments(arguments.args))
-    with explain.recording() as decisions:
-        result = autoloop.function(function)(*values)
-    print(format_result(result))
+    concrete = autoloop.function(function).get_concrete_function(*values)
+    print(format_result(concrete(*values)))
     if arguments.explain:
-        print(format_explanation(function, decisions))
+        print(format_explanation(function, concrete.decisions))
     return 0
 
 

@@ -64,9 +64,10 @@ class ConversionContext:
     Side tables (all keyed by AST node):
     - `extra_tests`: `for` loop -> expression that must hold before each
       iteration (``not break_``), written by the breaks pass.
-    - `unsupported`: loop or `if` -> description of a construct inside it
-      that graph control flow cannot express (``try statement at line 7``);
-      the runtime raises NotImplementedError if the statement is staged.
+    - `unsupported`: loop or `if` -> ``(relation, construct, line)`` for a
+      construct graph control flow cannot express
+      (``("contains", "a try statement", 7)``); the runtime raises
+      NotImplementedError if the statement is staged.
     - `appended_lists`: loop -> names of lists appended to in its body.
     - `exempt_reads`: generated names whose reads are never checked for
       definedness (the return value, read through `return_value`).

@@ -46,11 +46,13 @@ RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is mad
 def transform(tree, ctx):
     """The pipeline: a parsed function in, the converted function out."""
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
-    tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    # After the flag passes (an append after a `return` is now inside their `if`), before the
+    # analyses (they must see `l = list_append(l, x)`).
+    tree = ListAppends.transform(tree, ctx)
     # Expression passes run while the tree is still the user's size (before
     # loops and branches become functions); they also lower the `not break_`
     # tests the flag passes made.
