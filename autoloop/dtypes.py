@@ -1,13 +1,15 @@
 """Element types of tensors.
 
 A `DType` names one numpy scalar type. Python values convert as TensorFlow
-converts them: ``bool`` -> ``bool``, ``int`` -> ``int32``, ``float`` ->
-``float32``. ``variant`` is internal: the type of a TensorArray's list value.
+converts them: ``bool`` -> ``bool``, ``int`` -> ``int32`` (``int64`` when the
+value does not fit int32; ValueError when it fits no integer dtype),
+``float`` -> ``float32``. ``variant`` is internal: the type of a
+TensorArray's list value.
 
     >>> as_dtype("float32") is float32
     True
-    >>> infer_dtype(3)
-    autoloop.int32
+    >>> infer_dtype(3), infer_dtype(2**40)
+    (autoloop.int32, autoloop.int64)
 """
 
 from __future__ import annotations
@@ -87,11 +89,26 @@ def as_dtype(value) -> DType:
     return found
 
 
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def integer_dtype(value: int) -> DType:
+    """int32 for a Python int that fits it, else int64; ValueError when it fits neither."""
+    if _INT32.min <= value <= _INT32.max:
+        return int32
+    if _INT64.min <= value <= _INT64.max:
+        return int64
+    raise ValueError(f"the Python int {value} does not fit any integer dtype: int64 holds "
+                     f"{_INT64.min} to {_INT64.max}")
+
+
 def infer_dtype(value) -> DType:
     """The dtype a Python or numpy value converts to (TensorFlow's defaults).
 
     Nested lists take the widest kind of their elements: any float makes
-    float32, else any int makes int32, else bool.
+    float32, else any int makes int32 (int64 if one does not fit int32),
+    else bool.
     """
     if isinstance(value, np.ndarray | np.generic):
         if value.dtype == np.float16:
@@ -100,7 +117,7 @@ def infer_dtype(value) -> DType:
     if isinstance(value, builtins.bool):
         return bool_
     if isinstance(value, builtins.int):
-        return int32
+        return integer_dtype(value)
     if isinstance(value, builtins.float):
         return float32
     if isinstance(value, list | tuple):

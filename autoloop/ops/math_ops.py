@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.errors import DivisionByZeroError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.registry import OpDef, Spec, register
@@ -38,8 +39,22 @@ def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None):
 _register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})")
 _register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})")
 _register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})")
-_register_elementwise("FloorDiv", np.floor_divide, infer.NUMERIC, "({0} // {1})")
-_register_elementwise("FloorMod", np.mod, infer.NUMERIC, "({0} % {1})")
+
+
+def _integer_division(name, kernel, symbol):
+    """``//`` or ``%``: by zero, an integer ``integer`` division raises (a float one gives inf/nan)."""
+    def checked(x, y, integer=False):
+        if integer and not np.all(y):
+            raise DivisionByZeroError(f"{name}: integer division by zero (x {symbol} 0)")
+        return kernel(x, y)
+
+    def expr(attrs):
+        return None if attrs.get("integer") else f"({{0}} {symbol} {{1}})"
+    register(OpDef(name, kernel=checked, infer=infer.elementwise(infer.NUMERIC)(name), expr=expr))
+
+
+_integer_division("FloorDiv", np.floor_divide, "//")
+_integer_division("FloorMod", np.mod, "%")
 _register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})")
 _register_elementwise("Maximum", np.maximum, infer.NUMERIC)
 _register_elementwise("Minimum", np.minimum, infer.NUMERIC)
@@ -147,8 +162,16 @@ add = _binary_fn("Add", "add")
 subtract = _binary_fn("Sub", "subtract")
 multiply = _binary_fn("Mul", "multiply")
 divide = _binary_fn("RealDiv", "divide")
-floordiv = _binary_fn("FloorDiv", "floordiv")
-mod = _binary_fn("FloorMod", "mod")
+def floordiv(x, y, name=None):
+    """Element-wise ``x // y`` (floor division); integer division by zero raises DivisionByZeroError."""
+    x, y = binary_inputs(x, y)
+    return apply("FloorDiv", [x, y], {"integer": True} if x.dtype.is_integer else None, name=name)
+
+
+def mod(x, y, name=None):
+    """Element-wise ``x % y`` (the sign of `y`, as in Python); integer ``% 0`` raises DivisionByZeroError."""
+    x, y = binary_inputs(x, y)
+    return apply("FloorMod", [x, y], {"integer": True} if x.dtype.is_integer else None, name=name)
 pow = _binary_fn("Pow", "pow")
 maximum = _binary_fn("Maximum", "maximum")
 minimum = _binary_fn("Minimum", "minimum")
