@@ -2,16 +2,21 @@
 
 A staged loop body or branch is traced (once, or a few times), not run once
 per iteration or only when taken. A change it makes to a Python list, dict
-or set that it does not carry as state (``l.pop()``, ``d[k] = v`` through a
-helper, ``del cache[k]``) would happen while tracing: a wrong answer.
-`ContainerGuard` records the containers a staged statement's functions can
-reach (through their closures and the globals they name) and, once the
-statement is traced, restores any that changed and raises an error naming
-the container and the statement.
+or set that it does not carry as state (``l.pop()``, ``del cache[k]``, an
+append inside a helper function) would happen while tracing: a wrong
+answer. `ContainerGuard` records the containers a staged statement's
+functions can reach (through their closures, the globals they name, and
+the closures and globals of the functions those hold) and, after each
+attempt at tracing the statement, restores any that changed and raises an
+error naming the container and the statement.
 
-    guard = ContainerGuard([loop_body, loop_cond], carried_roots={"self"})
+    guard = ContainerGuard([loop_body, loop_cond], carried_roots={"lookup"})
     ...trace the statement...
     guard.check(statement)       # ValueError: ... changes the Python list 'history' ...
+
+Containers whose items the statement carries as state (``lookup`` of
+``lookup['k']``) are written on purpose while tracing; for those only
+removals count (a list that shrinks or grows, a dict that loses a key).
 """
 
 from __future__ import annotations
@@ -20,61 +25,60 @@ import types
 
 _CONTAINERS = (list, dict, set)
 _MAX_SIZE = 1_000  # bigger containers are compared by size only (and not restored)
+_DEPTH = 2  # functions reached through functions
 
 
 class ContainerGuard:
-    """Snapshots of the containers `functions` reach; see the module docstring.
-
-    `carried_roots` names variables whose containers the statement carries
-    as state (``x`` of ``x['k']``): converted code writes those while tracing
-    on purpose, so they are not guarded.
-    """
+    """Snapshots of the containers `functions` reach; see the module docstring."""
 
     def __init__(self, functions, carried_roots=()):
         self._entries = []
         seen = set()
-        for label, container in _reachable(functions, set(carried_roots)):
+        for label, container in _reachable(functions, _DEPTH, set()):
             if id(container) not in seen:
                 seen.add(id(container))
-                self._entries.append((label, container, _snapshot(container)))
+                carried = label in carried_roots
+                self._entries.append((label, container, _snapshot(container), carried))
 
     def check(self, statement) -> None:
         """Raise (after restoring them) if any guarded container changed while `statement` was traced."""
-        changed = [(label, container, before) for label, container, before in self._entries
-                   if not _unchanged(container, before)]
+        changed = [entry for entry in self._entries if not _unchanged(*entry[1:])]
         if not changed:
             return
-        label, container, before = changed[0]
+        label, container, before, _ = changed[0]
         after = len(container)
-        for _, changed_container, snapshot in changed:
+        for _, changed_container, snapshot, _ in changed:
             _restore(changed_container, snapshot)
         kind = type(container).__name__
         statement.fail(ValueError(
             f"{statement} is graph control flow, and it changes the Python {kind} '{label}' "
-            f"({_size(before)} items before, {after} after tracing it), which it does not "
-            f"carry as a loop variable or branch output: the change would happen once while tracing, "
-            f"not when the graph runs. Change '{label}' outside the {statement.what}; a list that the "
+            f"({_size(before)} items before, {after} after tracing it), which it does not carry as a "
+            f"loop variable or branch output: the change would happen once while tracing, not when "
+            f"the graph runs. Change '{label}' outside the {statement.what}; a list that the "
             f"{statement.what} appends to by its own name (``{label}.append(x)``) is carried"))
 
 
-def _reachable(functions, carried_roots):
+def _reachable(functions, depth, visited):
     for function in functions:
         code = getattr(function, "__code__", None)
-        if code is None:
+        if code is None or id(code) in visited:
             continue
+        visited.add(id(code))
+        values = []
         for name, cell in zip(code.co_freevars, function.__closure__ or ()):
-            if name in carried_roots:
-                continue
             try:
-                value = cell.cell_contents
+                values.append((name, cell.cell_contents))
             except ValueError:
                 continue
+        namespace = getattr(function, "__globals__", {})
+        values += [(name, namespace[name]) for name in _global_names(code) if name in namespace]
+        inner = []
+        for name, value in values:
             if type(value) in _CONTAINERS:
                 yield name, value
-        namespace = getattr(function, "__globals__", {})
-        for name in _global_names(code):
-            if name not in carried_roots and type(namespace.get(name)) in _CONTAINERS:
-                yield name, namespace[name]
+            elif isinstance(value, types.FunctionType) and depth > 0:
+                inner.append(value)
+        yield from _reachable(inner, depth - 1, visited)
 
 
 def _global_names(code):
@@ -97,17 +101,18 @@ def _size(snapshot) -> int:
     return snapshot[1] if snapshot[0] == "size" else len(snapshot[1])
 
 
-def _unchanged(container, before) -> bool:
-    """Same size and, for a list, the same items; for a dict the same keys (values may be carried)."""
+def _unchanged(container, before, carried) -> bool:
     kind, contents = before
     if kind == "size":
         return len(container) == contents
+    if kind == "dict":
+        keys_kept = all(key in container for key, _ in contents)
+        return keys_kept if carried else keys_kept and len(container) == len(contents) and all(
+            container[key] is value for key, value in contents)
     if len(container) != len(contents):
         return False
     if kind == "list":
-        return all(a is b for a, b in zip(container, contents))
-    if kind == "dict":
-        return all(key in container for key, _ in contents)
+        return carried or all(a is b for a, b in zip(container, contents))
     return all(item in container for item in contents)
 
 

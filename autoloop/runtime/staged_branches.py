@@ -75,12 +75,21 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     guard = ContainerGuard(functions, carried_roots(names))
     trace = traces.current()
     key = traces.statement_key("if", functions, inputs, names, numbers_by_dtype=False)
-    result = _stage(test, lambda: run(if_true), lambda: run(if_false), names, entries, trace.layouts.get(key),
-                    statement, copies)
-    guard.check(statement)
+    result = _stage(test, _checked(run, if_true, guard, statement), _checked(run, if_false, guard, statement),
+                    names, entries, trace.layouts.get(key), statement, copies)
     if result[1] is not None:
         trace.layouts[key] = result[1]
     return result[0]
+
+
+def _checked(run, branch, guard, statement):
+    """`run(branch)`, then: a container the branch changed while tracing is an error, not an effect."""
+    def traced():
+        try:
+            return run(branch)
+        finally:
+            guard.check(statement)
+    return traced
 
 
 def _stage(test, run_true, run_false, names, entries, layout, statement, copies):
@@ -148,7 +157,7 @@ def _cond(test, run_true, run_false, layout, names, copies):
         values = run()
         given.append(values)
         if chosen[0] is None:
-            chosen[0] = _suggested(names, values)
+            chosen[0] = _suggested(names, values, copies)
             if chosen[0] is None:
                 raise _Misfit(side, None)
         if isinstance(values, _Raises):
@@ -164,12 +173,14 @@ def _cond(test, run_true, run_false, layout, names, copies):
     return chosen[0].decode(result if isinstance(result, tuple) else tuple(result or ())), chosen[0]
 
 
-def _suggested(names, values):
+def _suggested(names, values, copies):
     """The layout one branch's outputs suggest, when each is a tensor or maybe-defined tensor."""
     if isinstance(values, _Raises):
         return None
     slots = []
     for name, value in zip(names, values):
+        if copies.original(value) is not None:  # a container it was given: maybe appended to
+            return None
         if isinstance(value, MaybeUndefined) and not isinstance(value.value, (list, tuple, dict)):
             slots.append(Slot(MAYBE, name, spec_of(value)))
         elif isinstance(value, Tensor) or is_tensor_like(value) and not isinstance(value, TensorList) \

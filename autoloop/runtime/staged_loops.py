@@ -176,7 +176,8 @@ def _loop(cond, body, state, names, key, functions, appended, options, statement
             layout = Layout(_as_python_value(slot, value) if slot.tentative else slot
                             for slot, value in zip(layout.slots, state))
             continue
-        guard.check(statement)
+        finally:  # every attempt: a container changed while tracing is an error, not an effect
+            guard.check(statement)
         trace.layouts[key] = layout
         return result
     raise AssertionError(f"internal error: {statement} needed more than {_MAX_ATTEMPTS} layouts")
