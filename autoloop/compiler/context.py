@@ -12,6 +12,8 @@ import re
 
 import gast
 
+RUNTIME_NAME = "al__"  # how converted code refers to autoloop.runtime
+
 
 @dataclasses.dataclass
 class SourceInfo:
@@ -75,7 +77,7 @@ class ConversionContext:
 
     source: SourceInfo
     namer: Namer
-    runtime_name: str = "al__"
+    runtime_name: str = RUNTIME_NAME
     extra_tests: dict = dataclasses.field(default_factory=dict)
     unsupported: dict = dataclasses.field(default_factory=dict)
     appended_lists: dict = dataclasses.field(default_factory=dict)

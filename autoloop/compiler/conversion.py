@@ -23,7 +23,7 @@ import weakref
 from autoloop import source_map
 from autoloop.compiler import emit, parse
 from autoloop.compiler.analysis import analyze
-from autoloop.compiler.context import ConversionContext, Namer, names_in
+from autoloop.compiler.context import RUNTIME_NAME, ConversionContext, Namer, names_in
 from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
 from autoloop.compiler.passes.calls import Calls
@@ -39,7 +39,6 @@ from autoloop.compiler.passes.unsupported import UnsupportedConstructs
 from autoloop.compiler.passes.walrus import Walrus
 from autoloop.errors import raise_at
 
-RUNTIME_NAME = "al__"
 RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is made, not before
 
 

@@ -1,8 +1,9 @@
 """Graph ops that converted code needs to keep Python's semantics.
 
 - ``CheckDefined(defined, value)``: `value` if `defined` holds, else raises
-  UnboundLocalError (a variable read where no path assigned it) or
-  `MissingReturnError` (a function that ended without ``return``).
+  UnboundLocalError (a variable read where no path assigned it),
+  `MissingReturnError` (a function that ended without ``return``), or
+  KeyError / AttributeError (an item or attribute no path assigned).
 - ``AssertTrue(condition)``: raises AssertionError with the user's message
   when `condition` is false (or the error named by its ``error`` attribute:
   a branch that reads an unbound variable raises UnboundLocalError when it runs).
@@ -20,7 +21,16 @@ class MissingReturnError(AutoloopError, ValueError):
     """A converted function reached its end without a return statement on a graph path."""
 
 
-_ERRORS = {"UnboundLocalError": UnboundLocalError, "MissingReturnError": MissingReturnError}
+class MissingItemError(AutoloopError, KeyError):
+    """A dict item read where no path of graph control flow assigned it."""
+
+
+class MissingAttributeError(AutoloopError, AttributeError):
+    """An attribute read where no path of graph control flow assigned it."""
+
+
+_ERRORS = {"UnboundLocalError": UnboundLocalError, "MissingReturnError": MissingReturnError,
+           "KeyError": MissingItemError, "AttributeError": MissingAttributeError}
 
 
 def _check_defined_kernel(defined, value, message, error):
