@@ -4,7 +4,8 @@
     converted(al.constant(10))          # runs (and, while tracing, stages) the loops
 
 Each code object is converted once; each function object gets its own
-converted function (same closure cells, globals and defaults) once.
+converted function (same closure cells, globals and defaults) once. Both
+are freed with the function: nothing kept for a function outlives it.
 Conversion never falls back to the original function: what cannot be
 converted raises.
 """
@@ -129,8 +130,11 @@ class _ConvertedCode:
         self.name = name
 
 
-_CODES: dict = {}
-_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Freed with its code object (a _ConvertedCode refers only to the converted code). A function's
+# converted function lives in the function's own __dict__, as (function, converted): it shares the
+# function's globals, which usually hold the function, so any table outside would keep it alive.
+_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code object -> _ConvertedCode
+_CONVERTED_ATTRIBUTE = "__autoloop_converted__"
 
 
 def _resolver(fn):
@@ -199,13 +203,13 @@ def convert(fn):
     fn = _plain_function(fn)
     if fn in _DO_NOT_CONVERT or fn in _CONVERTED:
         return fn
-    cached = _FUNCTIONS.get(fn)
-    if cached is not None:
-        return cached
+    cached = fn.__dict__.get(_CONVERTED_ATTRIBUTE)
+    if cached is not None and cached[0] is fn:  # not a copy functools.wraps made for a wrapper
+        return cached[1]
     converted_code = convert_code(fn)
     inner = _instantiate(converted_code, fn)
     result = _with_user_frames(inner, fn)
-    _FUNCTIONS[fn] = result
+    fn.__dict__[_CONVERTED_ATTRIBUTE] = (fn, result)
     _CONVERTED.add(result)
     _CONVERTED.add(inner)
     return result
@@ -238,6 +242,9 @@ def _with_user_frames(converted, original):
             if location is None:
                 raise
             raise_at(error, location)
+    # The signature is the converted function's (the same); pointing at the original instead
+    # would keep it alive from the cache value that it keys.
+    converted_function.__wrapped__ = converted
     return converted_function
 
 
