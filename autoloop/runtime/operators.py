@@ -8,6 +8,7 @@ deciding operand); symbolic tensors become graph ops.
 from __future__ import annotations
 
 import builtins
+import operator
 
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.ir import context
@@ -94,14 +95,18 @@ def len_(value):
 
 
 def range_(*args):
-    """``range(...)``, or a `TensorRange` when a bound is a symbolic tensor."""
+    """``range(...)``, or a `TensorRange` when a bound is a symbolic tensor.
+
+    Bounds must be integers, as for Python's range: a float (Python or
+    tensor) raises TypeError.
+    """
     if any(is_graph_tensor(a) for a in args):
-        return staged_loops.TensorRange(*args)
-    return builtins.range(*(_as_int(a) for a in args))
-
-
-def _as_int(value):
-    return value if isinstance(value, int) else builtins.int(value)
+        for bound in args:
+            if is_graph_tensor(bound) and not bound.dtype.is_integer:
+                raise TypeError(f"range() needs integer bounds, got a {bound.dtype.name} tensor "
+                                f"({bound.name}); cast it with autoloop.cast(..., autoloop.int32)")
+        return staged_loops.TensorRange(*(operator.index(a) if not is_graph_tensor(a) else a for a in args))
+    return builtins.range(*(operator.index(a) for a in args))
 
 
 def match_subject(subject):

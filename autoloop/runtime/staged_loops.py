@@ -24,6 +24,7 @@ from __future__ import annotations
 from autoloop import nest
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.while_loop import staged_while as graph_while
+from autoloop.errors import ShapeInvariantError
 from autoloop.ops import api
 from autoloop.ops.dispatch import convert
 from autoloop.runtime import trace as traces
@@ -35,6 +36,7 @@ from autoloop.runtime.specs import LeafSpec, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported
 from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, raise_when_run
 from autoloop.runtime.values import is_graph_tensor
+from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 _MAX_ATTEMPTS = 6  # each attempt widens at least one slot; a few suffice in practice
@@ -151,9 +153,10 @@ def _loop(cond, body, state, names, key, functions, appended, options, statement
     outcomes = [[("before the loop", value)] for value in state]
     copies = Copies()
     first_error = None
+    relaxed = False  # whether variables first assigned in the loop may change shape across iterations
     for _ in range(_MAX_ATTEMPTS):
         try:
-            result = _build(cond, body, state, layout, user_invariants, loop_options, copies)
+            result = _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed)
         except _Misfit as misfit:
             for position, value in enumerate(misfit.values):
                 outcomes[position].append(("after an iteration", value))
@@ -162,6 +165,13 @@ def _loop(cond, body, state, names, key, functions, appended, options, statement
             if wider.same_as(layout):
                 no_fit(statement, layout, misfit.reason)
             layout = wider
+            continue
+        except ShapeInvariantError:
+            # A variable first assigned in the loop has no shape before it, so nothing the user
+            # could declare: let its shape vary (once); any other variable's error is the user's.
+            if relaxed or not any(slot.kind == MAYBE for slot in layout.slots):
+                raise
+            relaxed = True
             continue
         except DoesNotFit:  # a remembered layout does not fit these values: start over
             layout = Layout(initial_slot(name, value, name in appended) for name, value in zip(names, state))
@@ -187,7 +197,7 @@ def _as_python_value(slot, value):
     return Slot(FIXED, slot.name, fixed=value)
 
 
-def _build(cond, body, state, layout, user_invariants, loop_options, copies):
+def _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed):
     flat_initial = layout.encode(state)
     counter = not flat_initial  # a loop with no state still needs one loop variable
     if counter:
@@ -208,7 +218,7 @@ def _build(cond, body, state, layout, user_invariants, loop_options, copies):
             raise _Misfit(results, reason) from None
         return encoded + (flat[-1] + 1,) if counter else encoded
 
-    invariants = _invariants(user_invariants, state, layout, flat_initial, counter)
+    invariants = _invariants(user_invariants, state, layout, flat_initial, counter, relaxed)
     result = graph_while(graph_cond, graph_body, tuple(flat_initial), names=layout.labels()
                          + (("loop counter",) if counter else ()), shape_invariants=invariants,
                          **loop_options)
@@ -227,16 +237,25 @@ def _body_or_raise(body, values):
         return values
 
 
-def _invariants(user_invariants, state, layout, flat_initial, counter):
+def _invariants(user_invariants, state, layout, flat_initial, counter, relaxed):
     """Shape invariants in the structure of the carried values: the user's, and learned shapes.
 
     A variable first assigned in the loop starts as zeros of the shape one
-    iteration gave it; its invariant is that (possibly partial) shape.
+    iteration gave it; its invariant is that (possibly partial) shape, or
+    when `relaxed` (for every variable not bound on all paths) that rank with
+    every dimension unknown.
     """
+    def learned(spec):
+        if not isinstance(spec, LeafSpec):
+            return None
+        if relaxed:
+            return TensorShape(None if spec.shape.rank is None else [None] * spec.shape.rank)
+        return spec.shape
+
     by_position = {}
     for position, (slot, value) in enumerate(zip(layout.slots, state)):
-        if slot.kind == MAYBE and not isinstance(value, MaybeUndefined) and isinstance(slot.spec, LeafSpec):
-            by_position[position] = slot.spec.shape
+        if slot.kind == MAYBE and (relaxed or not isinstance(value, MaybeUndefined)):
+            by_position[position] = nest.map_structure(learned, slot.spec)
     for variable, shape in user_invariants or ():
         for position, value in enumerate(state):
             if value is variable:
@@ -253,15 +272,11 @@ def _invariants(user_invariants, state, layout, flat_initial, counter):
         if slot.kind == FIXED:
             continue
         encoded = next(carried)
+        value = encoded[0] if slot.kind == MAYBE else encoded
         shape = by_position.get(position)
-        if slot.kind == MAYBE:
-            value_invariant = shape if shape is not None and not nest.is_nested(encoded[0]) \
-                else nest.map_structure(lambda _: None, encoded[0])
-            result.append((value_invariant, None))
-        elif slot.kind == LIST or shape is None or nest.is_nested(encoded):
-            result.append(nest.map_structure(lambda _: None, encoded))
-        else:
-            result.append(shape)
+        if shape is None or slot.kind == LIST or nest.is_nested(value) != nest.is_nested(shape):
+            shape = nest.map_structure(lambda _: None, value)
+        result.append((shape, None) if slot.kind == MAYBE else shape)
     if counter:
         result.append(None)
     return tuple(result)

@@ -87,3 +87,30 @@ def test_cli_explain_for_a_loop_staged_part_way(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == "5"
     assert "line 3: while loop" in result.stdout and "the rest runs as a graph loop" in result.stdout
+
+
+def test_variable_first_assigned_in_a_loop_may_change_shape_across_iterations():
+    function = make_function("""
+        def grow(n):
+            i = 0
+            while i < n:
+                row = al.zeros([i + 1])
+                i += 1
+            return row
+        """, "grow", {"al": al})
+    assert al.function(function)(al.constant(3)).numpy().shape == (3,)
+
+
+def test_returned_tuple_whose_shape_changes_needs_no_invariant():
+    function = make_function("""
+        def first_long(n):
+            i = 0
+            while i < 10:
+                values = al.range(i)
+                if i >= n:
+                    return values, i
+                i += 1
+            return al.range(0), -1
+        """, "first_long", {"al": al})
+    values, index = al.function(function)(al.constant(4))
+    assert values.numpy().tolist() == [0, 1, 2, 3] and index.numpy() == 4
