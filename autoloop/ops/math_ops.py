@@ -19,12 +19,39 @@ from autoloop.tensor import Tensor
 
 
 def binary_inputs(x, y):
-    """Both operands as tensors, Python values taking the other's dtype."""
+    """Both operands as tensors, Python values taking the other's dtype.
+
+    A *weak* tensor (a Python number that graph control flow made a tensor)
+    acts like that number: it takes the other operand's dtype; two weak ones
+    meet at the wider kind (an int and a float give a float).
+    """
     if isinstance(x, Tensor) and not isinstance(y, Tensor):
         return x, convert(y, x.dtype if _is_python(y) else None)
     if isinstance(y, Tensor) and not isinstance(x, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    return convert(x), convert(y)
+    x, y = convert(x), convert(y)
+    if x.dtype is not y.dtype and (x._weak or y._weak):
+        return _promote_weak(x, y)
+    return x, y
+
+
+def _promote_weak(x, y):
+    if x._weak and y._weak:
+        target = max((x.dtype, y.dtype), key=_KIND_ORDER.index)
+    else:
+        target = y.dtype if x._weak else x.dtype
+        weak = x if x._weak else y
+        if weak.dtype.is_floating and target.is_integer:
+            return x, y  # a float does not fit an int tensor: the op reports the two dtypes
+    return tuple(cast(v, target) if v.dtype is not target else v for v in (x, y))
+
+
+_KIND_ORDER = [dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
+
+
+def is_weak(value) -> bool:
+    """A Python number, or a tensor that stands for one (see `binary_inputs`)."""
+    return _is_python(value) and not isinstance(value, list | tuple) or isinstance(value, Tensor) and value._weak
 
 
 def _is_python(value) -> bool:
@@ -141,10 +168,13 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 
 
 # -- public functions ----------------------------------------------------------
-def _binary_fn(op_name, public_name):
+def _binary_fn(op_name, public_name, attrs=lambda x: None):
     def fn(x, y, name=None):
+        weak = is_weak(x) and is_weak(y) and (isinstance(x, Tensor) or isinstance(y, Tensor))
         x, y = binary_inputs(x, y)
-        return apply(op_name, [x, y], name=name)
+        result = apply(op_name, [x, y], attrs(x), name=name)
+        result._weak = weak
+        return result
     fn.__name__ = public_name
     fn.__doc__ = f"Element-wise {public_name} of two tensors of one dtype (numpy broadcasting)."
     return fn
@@ -152,7 +182,9 @@ def _binary_fn(op_name, public_name):
 
 def _unary_fn(op_name, public_name):
     def fn(x, name=None):
-        return apply(op_name, [convert(x)], name=name)
+        result = apply(op_name, [convert(x)], name=name)
+        result._weak = isinstance(x, Tensor) and x._weak
+        return result
     fn.__name__ = public_name
     fn.__doc__ = f"Element-wise {public_name}."
     return fn
@@ -162,16 +194,12 @@ add = _binary_fn("Add", "add")
 subtract = _binary_fn("Sub", "subtract")
 multiply = _binary_fn("Mul", "multiply")
 divide = _binary_fn("RealDiv", "divide")
-def floordiv(x, y, name=None):
-    """Element-wise ``x // y`` (floor division); integer division by zero raises DivisionByZeroError."""
-    x, y = binary_inputs(x, y)
-    return apply("FloorDiv", [x, y], {"integer": True} if x.dtype.is_integer else None, name=name)
+def _integer_attrs(x):
+    return {"integer": True} if x.dtype.is_integer else None
 
 
-def mod(x, y, name=None):
-    """Element-wise ``x % y`` (the sign of `y`, as in Python); integer ``% 0`` raises DivisionByZeroError."""
-    x, y = binary_inputs(x, y)
-    return apply("FloorMod", [x, y], {"integer": True} if x.dtype.is_integer else None, name=name)
+floordiv = _binary_fn("FloorDiv", "floordiv", _integer_attrs)  # integer // 0 raises DivisionByZeroError
+mod = _binary_fn("FloorMod", "mod", _integer_attrs)  # the sign of y, as in Python; integer % 0 raises
 pow = _binary_fn("Pow", "pow")
 maximum = _binary_fn("Maximum", "maximum")
 minimum = _binary_fn("Minimum", "minimum")

@@ -31,7 +31,7 @@ from autoloop.ops import api
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import describe, raise_from_user
 from autoloop.runtime.specs import (
-    LeafSpec, SpecError, as_spec, is_tensor_like, kind_name, spec_of, unify, zeros_for)
+    LeafSpec, SpecError, as_spec, is_tensor_like, is_weak, kind_name, spec_of, unify, zeros_for)
 from autoloop.runtime.undefined import MaybeUndefined, Undefined
 from autoloop.runtime.values import is_python_scalar
 from autoloop.tensor import Tensor
@@ -71,11 +71,12 @@ class Slot:
     spec: object = None  # VALUE/MAYBE: LeafSpec structure (None leaves travel as they are); LIST: element LeafSpec
     fixed: object = None  # FIXED: the value every path leaves
     tentative: bool = False  # VALUE from a Python number: its dtype is a guess an iteration may widen
+    weak: object = False  # per leaf (a structure like `spec`, or one bool): every path gives a Python
+    # number there, so the tensor acts like one (Tensor._weak); for LIST: every item is one
 
     def same_as(self, other) -> bool:
-        return (self.kind, self.name, self.spec, self.tentative) == (other.kind, other.name, other.spec,
-                                                                     other.tentative) \
-            and same_value(self.fixed, other.fixed)
+        return (self.kind, self.name, self.spec, self.tentative, self.weak) == (
+            other.kind, other.name, other.spec, other.tentative, other.weak) and same_value(self.fixed, other.fixed)
 
 
 class DoesNotFit(Exception):
@@ -151,11 +152,11 @@ class Layout:
                 values.append(copies.copy(slot.fixed) if copies is not None else slot.fixed)
             elif slot.kind == MAYBE:
                 value, defined = next(flat)
-                values.append(MaybeUndefined(slot.name, value, defined))
+                values.append(MaybeUndefined(slot.name, _marked(value, slot.weak), defined))
             elif slot.kind == LIST:
-                values.append(TensorList(next(flat)))
+                values.append(TensorList(next(flat), weak=slot.weak))
             else:
-                values.append(next(flat))
+                values.append(_marked(next(flat), slot.weak))
         return tuple(values)
 
     def empty_outputs(self) -> tuple:
@@ -169,6 +170,26 @@ class Layout:
             elif slot.kind == LIST:
                 flat.append(TensorList.from_values([], slot.spec.dtype, slot.spec.shape).array)
         return tuple(flat)
+
+
+def _marked(value, weak):
+    """`value` with the tensors at the leaves where `weak` holds marked weak."""
+    if not nest.is_nested(weak):
+        if weak and isinstance(value, Tensor):
+            value._weak = True
+        return value
+    for leaf, leaf_weak in zip(nest.flatten(value), nest.flatten(weak)):
+        if leaf_weak and isinstance(leaf, Tensor):
+            leaf._weak = True
+    return value
+
+
+def weak_leaves(values):
+    """Per leaf of the (same-structured) `values`: whether every one is a Python number or weak tensor."""
+    values = [v.value if isinstance(v, MaybeUndefined) else v for v in values]
+    flat = [nest.flatten(v) for v in values]
+    leaves = [all(is_weak(leaf) for leaf in column) for column in zip(*flat)]
+    return nest.pack_sequence_as(values[0], leaves) if nest.is_nested(values[0]) else leaves[0]
 
 
 # -- encoding ------------------------------------------------------------------------------------
@@ -185,7 +206,7 @@ def _encode_value(slot, value, before):
     leaves = []
     for leaf, spec in zip(nest.flatten(value), nest.flatten(slot.spec)):
         if isinstance(leaf, Tensor) and spec is not None and leaf.dtype is not spec.dtype \
-                and slot.kind == VALUE and not slot.tentative:
+                and slot.kind == VALUE and not slot.tentative and not leaf._weak:
             leaves.append(leaf)  # a tensor that changed dtype: the graph op reports it in its words
         else:
             leaves.append(as_spec(leaf, spec))
@@ -262,12 +283,13 @@ def initial_slot(name, entry, appended=False) -> Slot:
     if isinstance(entry, MaybeUndefined):
         return Slot(MAYBE, name, spec_of(entry))
     if isinstance(entry, TensorList):
-        return Slot(LIST, name, LeafSpec(entry.array.dtype, entry.array.element_shape))
+        return Slot(LIST, name, LeafSpec(entry.array.dtype, entry.array.element_shape), weak=entry.weak)
     if appended and type(entry) is list and is_tensor_like(entry) \
             and not any(is_python_scalar(item) for item in entry):
         return Slot(LIST, name, unify(name, list(entry), ""))
     if is_tensor_like(entry) and not (type(entry) is list and appended):
-        return Slot(VALUE, name, spec_of(entry), tentative=any(is_python_scalar(leaf) for leaf in nest.flatten(entry)))
+        return Slot(VALUE, name, spec_of(entry), tentative=any(is_python_scalar(leaf) for leaf in nest.flatten(entry)),
+                    weak=weak_leaves([entry]))
     return Slot(FIXED, name, fixed=entry)
 
 
@@ -286,7 +308,9 @@ def plan(name, entry, outcomes, statement: Statement, copies: Copies | None = No
         return Slot(FIXED, name, fixed=base)
     appended = _appended_lists(name, outcomes, copies, statement)
     if appended:
-        return Slot(LIST, name, _list_spec(name, appended, statement))
+        weak = all(value.weak if isinstance(value, TensorList) else all(is_weak(item) for item in value)
+                   for _, value in appended)
+        return Slot(LIST, name, _list_spec(name, appended, statement), weak=weak)
     _reject_changed_containers(name, outcomes, copies, statement)
     if all(isinstance(v, Undefined) for v in values):
         return Slot(FIXED, name, fixed=base)
@@ -301,7 +325,8 @@ def plan(name, entry, outcomes, statement: Statement, copies: Copies | None = No
         _reject_dtypes(name, entry, defined, statement, error)
     maybe = any(isinstance(v, (Undefined, MaybeUndefined)) for v in values)
     tentative = not maybe and any(is_python_scalar(leaf) for v in values for leaf in nest.flatten(v))
-    return Slot(MAYBE if maybe else VALUE, name, spec, tentative=tentative)
+    return Slot(MAYBE if maybe else VALUE, name, spec, tentative=tentative,
+                weak=weak_leaves([v for _, v in defined]))
 
 
 def _appended_lists(name, outcomes, copies, statement):
@@ -405,7 +430,7 @@ def _reject_dtypes(name, entry, defined, statement, error):
             f"autoloop.{entry.dtype.name})"))
     statement.fail(LoopVariableTypeError(
         f"'{name}' is {_describe_paths(defined)} of {statement}; every path must give it the same "
-        f"dtype (use autoloop.cast)"))
+        f"dtype (use autoloop.cast): {error}"))
 
 
 def _dtype_of(value):

@@ -27,21 +27,22 @@ class TensorList:
         array([1., 2.], dtype=float32)
     """
 
-    def __init__(self, array, owner=None):
+    def __init__(self, array, owner=None, weak=False):
         self.array = array
         self.owner = owner if owner is not None else context.current_graph()
+        self.weak = weak  # every item is a Python number: an item read stands for one (Tensor._weak)
 
     @classmethod
-    def from_values(cls, values, dtype, element_shape) -> "TensorList":
+    def from_values(cls, values, dtype, element_shape, weak=False) -> "TensorList":
         from autoloop.control_flow.tensor_array import TensorArray
-        result = cls(TensorArray(dtype, size=0, dynamic_size=True, element_shape=element_shape))
+        result = cls(TensorArray(dtype, size=0, dynamic_size=True, element_shape=element_shape), weak=weak)
         for value in values:
             result.append(value)
         return result
 
     def copy(self) -> "TensorList":
         """A new list with the same items, owned by the graph being built."""
-        return TensorList(self.array, context.current_graph())
+        return TensorList(self.array, context.current_graph(), self.weak)
 
     def append(self, value) -> None:
         if context.current_graph() is not self.owner:
@@ -51,6 +52,7 @@ class TensorList:
                 f"inside graph control flow that does not carry it (it was reached through another name "
                 f"or a function call), so the append would be lost; append to it by its own name in "
                 f"that loop or branch, or return the list from the function that appends"), location)
+        self.weak = self.weak and (isinstance(value, (bool, int, float)) or getattr(value, "_weak", False))
         try:
             self.array = self.array.write(self.array.size(), value)
         except (TypeError, ValueError) as error:
@@ -63,7 +65,9 @@ class TensorList:
     def __getitem__(self, index):
         if isinstance(index, int) and index < 0:
             index = self.array.size() + index
-        return self.array.read(index)
+        item = self.array.read(index)
+        item._weak = self.weak
+        return item
 
     def __len__(self):
         size = self.array.size()

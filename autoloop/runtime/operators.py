@@ -18,7 +18,7 @@ from autoloop.ops.logging_ops import print_ as graph_print
 from autoloop.runtime import staged_branches, staged_loops
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
-from autoloop.runtime.specs import to_bool
+from autoloop.runtime.specs import to_bool, weak
 from autoloop.runtime.values import is_graph_tensor
 
 
@@ -84,13 +84,17 @@ def print_(*values, **options):
 
 
 def len_(value):
-    """``len(value)``; a scalar tensor for tensors and tensor lists."""
+    """``len(value)``; a scalar tensor for tensors and tensor lists.
+
+    The tensor stands for the Python int ``len`` would give (it is weak:
+    ``len(l) + x`` with a float `x` is a float, as in Python).
+    """
     if isinstance(value, TensorList):
-        return value.array.size()
+        return weak(value.array.size())
     if isinstance(value, TensorArray):
-        return value.size()
+        return weak(value.size())
     if is_graph_tensor(value):
-        return api.shape(value)[0]
+        return weak(api.shape(value)[0])
     return len(value)
 
 

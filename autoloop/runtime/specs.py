@@ -127,17 +127,38 @@ def to_bool(value):
 
 
 def as_spec(value, spec: LeafSpec | None):
-    """`value` (one leaf) as a tensor of `spec`'s dtype; SpecError if that would change its value."""
+    """`value` (one leaf) as a tensor of `spec`'s dtype; SpecError if that would change its value.
+
+    A weak tensor (a Python number made a tensor) is cast, as the number would convert.
+    """
     if spec is None or isinstance(value, (TensorArray, TensorList)) or is_composite(value):
         return value
     if isinstance(value, Tensor):
-        if value.dtype is not spec.dtype:
-            raise SpecError(f"a {value.dtype.name} Tensor where {spec.dtype.name} is expected")
-        return value
+        if value.dtype is spec.dtype:
+            return value
+        if value._weak and _fits_kind(value.dtype, spec.dtype):
+            return api.cast(value, spec.dtype)
+        raise SpecError(f"a {value.dtype.name} Tensor where {spec.dtype.name} is expected")
     try:
         return convert(value, spec.dtype)
     except (TypeError, ValueError) as error:
         raise SpecError(str(error)) from None
+
+
+def _fits_kind(source, target) -> bool:
+    """Whether a Python number of `source`'s kind converts to `target` (never a float to an int)."""
+    return not (source.is_floating and not target.is_floating) and not (source.is_integer and target.is_bool)
+
+
+def is_weak(value) -> bool:
+    """A Python number, or a tensor that stands for one (``Tensor._weak``)."""
+    return is_python_scalar(value) or isinstance(value, Tensor) and value._weak
+
+
+def weak(tensor: Tensor) -> Tensor:
+    """`tensor`, marked as standing for a Python number (see `math_ops.binary_inputs`)."""
+    tensor._weak = True
+    return tensor
 
 
 def unify(name: str, values, where: str):
@@ -165,36 +186,60 @@ def unify(name: str, values, where: str):
 def _unify_leaf(name, leaves, where):
     if any(isinstance(leaf, (TensorArray, TensorList)) or is_composite(leaf) for leaf in leaves):
         return None
+    weak = [leaf for leaf in leaves if is_weak(leaf)]
     specs = [leaf if isinstance(leaf, LeafSpec) else leaf_spec(leaf) for leaf in leaves
-             if isinstance(leaf, (LeafSpec, Tensor, np.ndarray, np.generic))]
-    scalars = [leaf for leaf in leaves if is_python_scalar(leaf)]
+             if isinstance(leaf, (LeafSpec, Tensor, np.ndarray, np.generic)) and not is_weak(leaf)]
     if specs:
         dtype = specs[0].dtype
         for spec in specs[1:]:
             if spec.dtype is not dtype:
                 raise SpecError(f"'{name}' is {spec.dtype.name} on one path and {dtype.name} on another{where}; "
                                 f"a graph value has one dtype on every path (use autoloop.cast)")
-        for scalar in scalars:
-            try:
-                convert(scalar, dtype)
-            except (TypeError, ValueError):
+        for value in weak:
+            if not _fits_kind(_weak_dtype(value), dtype) or is_python_scalar(value) and not _converts(value, dtype):
                 raise SpecError(f"'{name}' is a {dtype.name} Tensor on one path and the Python "
-                                f"{type(scalar).__name__} {scalar!r} on another{where}, which does not fit "
+                                f"{_weak_kind(value)} {_weak_text(value)} on another{where}, which does not fit "
                                 f"{dtype.name}; make both the same dtype (for example "
-                                f"autoloop.cast(..., autoloop.float32))") from None
+                                f"autoloop.cast(..., autoloop.float32))")
     else:
-        dtype = _python_dtype(scalars)
+        dtype = _python_dtype(weak)
+    shapes = [spec.shape for spec in specs] + [leaf.shape if isinstance(leaf, Tensor) else TensorShape([])
+                                              for leaf in weak]
     shape = None
-    for spec in specs + [LeafSpec(dtype, [])] * bool(scalars):
-        if spec.shape.rank is None and shape is None:
+    for leaf_shape in shapes:
+        if leaf_shape.rank is None and shape is None:
             continue
-        shape = spec.shape if shape is None else shape.most_specific_compatible_shape(spec.shape)
+        shape = leaf_shape if shape is None else shape.most_specific_compatible_shape(leaf_shape)
     return LeafSpec(dtype, shape if shape is not None else TensorShape(None))
 
 
-def _python_dtype(scalars):
-    if all(isinstance(s, bool) for s in scalars):
+def _converts(scalar, dtype) -> bool:
+    try:
+        convert(scalar, dtype)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _weak_dtype(value):
+    return value.dtype if isinstance(value, Tensor) else dtypes.infer_dtype(value)
+
+
+def _weak_kind(value) -> str:
+    dtype = _weak_dtype(value)
+    return "float" if dtype.is_floating else "bool" if dtype.is_bool else "int"
+
+
+def _weak_text(value) -> str:
+    return repr(value) if is_python_scalar(value) else f"(a {value.dtype.name} value)"
+
+
+def _python_dtype(values):
+    """The dtype Python numbers (and weak tensors) widen to: bool < int < float."""
+    kinds = [_weak_dtype(v) for v in values]
+    if all(k.is_bool for k in kinds):
         return dtypes.bool_
-    if any(isinstance(s, float) for s in scalars):
-        return dtypes.float32
-    return max((dtypes.infer_dtype(s) for s in scalars), key=lambda d: d.as_numpy_dtype().itemsize)
+    floats = [k for k in kinds if k.is_floating]
+    if floats:
+        return max(floats, key=lambda d: d.as_numpy_dtype().itemsize)
+    return max((k for k in kinds if not k.is_bool), key=lambda d: d.as_numpy_dtype().itemsize)

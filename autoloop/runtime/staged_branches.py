@@ -23,7 +23,7 @@ from autoloop.ops import api
 from autoloop.runtime import trace as traces
 from autoloop.runtime.guards import ContainerGuard
 from autoloop.runtime.layout import (
-    MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan)
+    MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan, weak_leaves)
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
@@ -182,12 +182,12 @@ def _suggested(names, values, copies):
         if copies.original(value) is not None:  # a container it was given: maybe appended to
             return None
         if isinstance(value, MaybeUndefined) and not isinstance(value.value, (list, tuple, dict)):
-            slots.append(Slot(MAYBE, name, spec_of(value)))
+            slots.append(Slot(MAYBE, name, spec_of(value), weak=weak_leaves([value])))
         elif isinstance(value, Tensor) or is_tensor_like(value) and not isinstance(value, TensorList) \
                 and not any(is_python_scalar(leaf) for leaf in nest.flatten(value)):
-            slots.append(Slot(VALUE, name, spec_of(value), tentative=True))
+            slots.append(Slot(VALUE, name, spec_of(value), tentative=True, weak=weak_leaves([value])))
         elif is_python_scalar(value):
-            slots.append(Slot(VALUE, name, spec_of(value), tentative=True))
+            slots.append(Slot(VALUE, name, spec_of(value), tentative=True, weak=True))
         else:
             return None
     return Layout(slots)

@@ -32,7 +32,7 @@ from autoloop.runtime.guards import ContainerGuard
 from autoloop.runtime.layout import (
     FIXED, LIST, MAYBE, Copies, DoesNotFit, Layout, Slot, Statement, initial_slot, no_fit, plan)
 from autoloop.runtime.lists import TensorList
-from autoloop.runtime.specs import LeafSpec, to_bool
+from autoloop.runtime.specs import LeafSpec, to_bool, weak
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported
 from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, raise_when_run
 from autoloop.runtime.values import is_graph_tensor
@@ -111,7 +111,7 @@ def _iteration(iterable):
             def in_range(index):
                 return api.logical_or(api.logical_and(step > 0, index < stop),
                                       api.logical_and(step < 0, index > stop))
-        return start, in_range, (lambda index: index), step
+        return start, in_range, weak, step  # range() gives Python ints: the index is weak
     if isinstance(iterable, TensorList):
         iterable = iterable.array
     if isinstance(iterable, TensorArray):
