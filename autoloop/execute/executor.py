@@ -4,10 +4,9 @@
     outputs = compiled(*input_arrays)     # a tuple of numpy values
 
 A failure while running names the op and the user's line that created it,
-and its traceback ends in a frame at that line. Errors that are the user's
-program speaking (a failed ``assert``, an ``UnboundLocalError`` for a
-variable no path assigned, autoloop's own errors) keep their type; numpy
-failures become `InvalidArgumentError`.
+and its traceback ends in a frame at that line (`autoloop.execute.errors`,
+shared with the reference interpreter). A `KeyboardInterrupt` goes on as it
+is, carrying that line as ``autoloop_location``.
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ import weakref
 
 import numpy as np
 
-from autoloop.errors import AutoloopError, InvalidArgumentError, raise_at
 from autoloop.execute.codegen import generate
+from autoloop.execute.errors import raise_for_node
 from autoloop.ir.graph import Graph
-from autoloop.ops.location import format_location
 from autoloop.shapes import TensorShape
 
 _serial = itertools.count()
@@ -49,23 +47,19 @@ class CompiledGraph:
                 return self._run(*inputs)
         except Exception as error:
             self._reraise(error)
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C in a long graph loop: remember the user's line of the op that was running
+            # (the innermost graph's, when graphs nest), for whoever reports the interruption.
+            if getattr(interrupt, "autoloop_location", None) is None:
+                node = self._failing_node(interrupt.__traceback__)
+                interrupt.autoloop_location = node.location if node is not None else None
+            raise
 
     def _reraise(self, error: Exception):
         node = self._failing_node(error.__traceback__)
         if node is None:
             raise error
-        location = node.location
-        if isinstance(error, InvalidArgumentError):
-            # A kernel's own report (a TensorArray index out of range): keep its words, add the op and line.
-            message = (f"{node.op} (node {node.name}) failed while running: {error}. "
-                       f"The op was created at {format_location(location)}.")
-            raise_at(type(error)(message), location)  # a subclass (DivisionByZeroError) stays one
-        if isinstance(error, AutoloopError | AssertionError | UnboundLocalError):
-            error.__traceback__ = None
-            raise_at(error, location)
-        message = (f"{node.op} (node {node.name}) failed while running: {type(error).__name__}: {error}. "
-                   f"The op was created at {format_location(location)}.")
-        raise_at(InvalidArgumentError(message), location)
+        raise_for_node(node, error)
 
     def _failing_node(self, traceback):
         node = None

@@ -2,7 +2,8 @@
 
 Binary ops take two tensors of one dtype; a Python number next to a tensor
 takes the tensor's dtype (``x + 1`` with ``x`` float32 adds ``1.0``), as in
-TensorFlow. Integer ``/`` gives float64 (int32, int64), as ``tf.divide`` does.
+TensorFlow. Integer ``/`` gives float64 for int32 and int64 and float32 for the
+narrower integers, as ``tf.divide`` does.
 """
 
 from __future__ import annotations
@@ -92,16 +93,25 @@ _register_elementwise("LogicalAnd", np.logical_and, (dtypes.bool_,), "({0} & {1}
 _register_elementwise("LogicalOr", np.logical_or, (dtypes.bool_,), "({0} | {1})")
 
 
+def _quotient_dtype(dtype):
+    """TensorFlow's true division: int8, int16, uint8 -> float32; int32, int64 -> float64."""
+    if dtype.is_floating:
+        return dtype
+    return dtypes.float32 if dtype.size <= 2 else dtypes.float64
+
+
 def _divide_infer(x, y):
     infer.check_same_dtype("RealDiv", x, y)
     infer.check_dtype("RealDiv", x, infer.NUMERIC)
-    result = x.dtype if x.dtype.is_floating else dtypes.float64
-    return Spec(result, infer.broadcast_shapes("RealDiv", x.shape, y.shape))
+    return Spec(_quotient_dtype(x.dtype), infer.broadcast_shapes("RealDiv", x.shape, y.shape))
 
 
 def _divide_kernel(x, y):
-    result = np.true_divide(x, y)
-    return result if result.dtype.kind == "f" else result.astype(np.float64)
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "f":
+        return np.true_divide(x, y)
+    target = _quotient_dtype(dtypes.as_dtype(x.dtype)).as_numpy_dtype
+    return np.true_divide(x.astype(target), y.astype(target))
 
 
 register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer))
@@ -115,8 +125,8 @@ for _name, _kernel in [("Equal", np.equal), ("NotEqual", np.not_equal)]:
     _register_elementwise(_name, _kernel, infer.ALL, result_dtype=dtypes.bool_)
 
 # -- unary -------------------------------------------------------------------
-_register_elementwise("Neg", np.negative, infer.NUMERIC, "(-{0})")
-_register_elementwise("Abs", np.abs, infer.NUMERIC)
+_register_elementwise("Neg", np.negative, infer.SIGNED, "(-{0})")
+_register_elementwise("Abs", np.abs, infer.SIGNED)
 _register_elementwise("Square", np.square, infer.NUMERIC, "({0} * {0})")
 _register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,))
 _register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})")
@@ -143,9 +153,10 @@ register(OpDef("Cast", kernel=lambda x, dtype: np.asarray(x).astype(dtype.as_num
 
 
 # -- matmul ------------------------------------------------------------------
+_MATMUL_DTYPES = infer.FLOATS + infer.INTEGERS  # TensorFlow's MatMul kernels
 def _matmul_infer(a, b):
     infer.check_same_dtype("MatMul", a, b)
-    infer.check_dtype("MatMul", a, infer.NUMERIC)
+    infer.check_dtype("MatMul", a, _MATMUL_DTYPES)
     if a.shape.rank is None or b.shape.rank is None:
         return Spec(a.dtype, TensorShape(None))
     if a.shape.rank < 2 or b.shape.rank < 2:
@@ -214,7 +225,6 @@ logical_or = _binary_fn("LogicalOr", "logical_or")
 bitwise_and = _binary_fn("BitwiseAnd", "bitwise_and")
 bitwise_or = _binary_fn("BitwiseOr", "bitwise_or")
 bitwise_xor = _binary_fn("BitwiseXor", "bitwise_xor")
-matmul = _binary_fn("MatMul", "matmul")
 
 negative = _unary_fn("Neg", "negative")
 abs = _unary_fn("Abs", "abs")

@@ -430,7 +430,7 @@ def _reject_dtypes(name, entry, defined, statement, error):
             f"autoloop.{entry.dtype.name})"))
     statement.fail(LoopVariableTypeError(
         f"'{name}' is {_describe_paths(defined)} of {statement}; every path must give it the same "
-        f"dtype (use autoloop.cast): {error}"))
+        f"dtype (use autoloop.cast)"))
 
 
 def _dtype_of(value):

@@ -28,7 +28,7 @@ def test_list_with_one_large_int_is_int64():
 
 @pytest.mark.parametrize("value", [2**63, -2**63 - 1, 2**70, [1, 2**70]])
 def test_int_that_fits_no_dtype_is_an_error(value):
-    with pytest.raises(ValueError, match="does not fit any integer dtype"):
+    with pytest.raises(TypeError, match="fits no integer dtype"):
         al.constant(value)
 
 
