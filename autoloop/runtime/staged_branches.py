@@ -123,7 +123,7 @@ def _scratch_outcomes(run_true, run_false, names):
     """What each branch gives, traced into throwaway graphs; a raising branch takes the other's."""
     true_values, false_values = scratch_run(run_true), scratch_run(run_false)
     if isinstance(true_values, _Raises) and isinstance(false_values, _Raises):
-        raise TracedUnboundError(str(true_values.error))
+        raise true_values.error  # the statement raises on every path: so does the code around it
     if isinstance(true_values, _Raises):
         true_values = false_values
     if isinstance(false_values, _Raises):
@@ -208,27 +208,28 @@ def staged_if_exp(test, if_true, if_false, location=None):
     return outputs[0]
 
 
-def _or_raise(thunk):
-    """`thunk()`; if it reads an unbound variable, a graph error when run (and False)."""
+def _or_raise(thunk, like=None):
+    """`thunk()`; if it reads an unbound variable, a graph error when run (and a placeholder:
+    zeros like `like`, so the other operand keeps its dtype, or False)."""
     try:
         return thunk()
     except TracedUnboundError as error:
         raise_when_run(error)
-        return api.constant(False)
+        return api.zeros_like(like) if like is not None else api.constant(False)
 
 
 def staged_and(value, rest):
     """``value and rest()`` for a symbolic `value`: `rest` runs (in the graph) only where `value` holds."""
     if value.dtype is dtypes.bool_:
         return staged_cond(value, lambda: to_bool(_or_raise(rest)), lambda: api.constant(False), names=None)
-    return _deciding_operand(value, to_bool(value), lambda: _or_raise(rest))
+    return _deciding_operand(value, to_bool(value), lambda: _or_raise(rest, value))
 
 
 def staged_or(value, rest):
     """``value or rest()`` for a symbolic `value`: `rest` runs (in the graph) only where `value` fails."""
     if value.dtype is dtypes.bool_:
         return staged_cond(value, lambda: api.constant(True), lambda: to_bool(_or_raise(rest)), names=None)
-    return _deciding_operand(value, api.logical_not(to_bool(value)), lambda: _or_raise(rest))
+    return _deciding_operand(value, api.logical_not(to_bool(value)), lambda: _or_raise(rest, value))
 
 
 def _deciding_operand(value, evaluate_rest, rest):

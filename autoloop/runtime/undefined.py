@@ -105,5 +105,9 @@ def checked(value: MaybeUndefined, message: str, error: str):
 
 
 def raise_when_run(error):
-    """A graph op, in the graph being traced, that raises `error` (unbound read) when it runs."""
-    apply("AssertTrue", [api.constant(False)], {"message": str(error), "error": "UnboundLocalError"})
+    """A graph op, in the graph being traced, that raises `error` when it runs: an unbound read,
+    or (an error with an ``exception``) the user's exception held back until its path runs."""
+    exception = getattr(error, "exception", None)
+    attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
+        "message": None, "exception": exception}
+    apply("AssertTrue", [api.constant(False)], attrs)
