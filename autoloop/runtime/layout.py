@@ -195,6 +195,8 @@ def weak_leaves(values):
 # -- encoding ------------------------------------------------------------------------------------
 
 def _encode_value(slot, value, before):
+    if type(value) is Tensor and isinstance(slot.spec, LeafSpec) and value.dtype is slot.spec.dtype:
+        return value  # the common case, first
     if isinstance(value, TensorList) or not is_tensor_like(value):
         raise SpecError(kind_name(value))
     if slot.spec is None:
@@ -280,6 +282,8 @@ def initial_slot(name, entry, appended=False) -> Slot:
     ``s += 0.5``); a TensorList as a list; anything else is first assumed
     unchanged by the loop.
     """
+    if type(entry) is Tensor:
+        return Slot(VALUE, name, LeafSpec(entry.dtype, entry.shape), weak=entry._weak)
     if isinstance(entry, MaybeUndefined):
         return Slot(MAYBE, name, spec_of(entry))
     if isinstance(entry, TensorList):
