@@ -1,9 +1,10 @@
 """Graph ops that converted code needs to keep Python's semantics.
 
 - ``CheckDefined(defined, value)``: `value` if `defined` holds, else raises
-  UnboundLocalError (a variable read where no path assigned it),
-  `MissingReturnError` (a function that ended without ``return``), or
-  KeyError / AttributeError (an item or attribute no path assigned).
+  UnboundLocalError (a variable read where no path assigned it)
+  or `MissingReturnError` (a function that ended without ``return``).
+- ``CheckAssigned(defined, value)``: the same, for a dict item or attribute
+  (KeyError / AttributeError); it runs only where its value is used.
 - ``AssertTrue(condition)``: raises AssertionError with the user's message
   when `condition` is false (or the error named by its ``error`` attribute:
   a branch that reads an unbound variable raises UnboundLocalError when it runs).
@@ -54,4 +55,7 @@ def _no_outputs(*specs, **attrs):
 
 
 register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer))
+# The same check for an item or attribute a container holds: it runs only where the value is
+# used (a dict returned or read later), never merely because the container was written.
+register(OpDef("CheckAssigned", kernel=_check_defined_kernel, infer=_check_defined_infer))
 register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))

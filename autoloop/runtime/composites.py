@@ -12,7 +12,7 @@ first assigned inside a loop or branch behaves as in Python:
   tensor that raises KeyError / AttributeError when the graph runs on a path
   that did not assign it, and reading it back through ``ref`` gives the
   `MaybeUndefined` again (the check's own inputs), so the state keeps its
-  "defined" flag.
+  "defined" flag. The check (``CheckAssigned``) runs only where the value is used.
 
     x = {}
     al__.ref(x)['b']                  # Undefined("['b']")
@@ -73,13 +73,13 @@ def _stored(value, what, kind):
         return value
     message = (f"{what} is read, but it was assigned only on paths of graph control flow that did not "
                f"run; assign it before the loop or if statement, or on every path")
-    return checked(value, message, _ERRORS[kind])
+    return checked(value, message, _ERRORS[kind], op="CheckAssigned")
 
 
 def _recovered(value, label):
     """A value `ref` stored for a MaybeUndefined is that MaybeUndefined again."""
     node = value.op if isinstance(value, Tensor) else None
-    if node is not None and node.op == "CheckDefined" and node.attrs.get("error") in _ERRORS.values():
+    if node is not None and node.op == "CheckAssigned":
         defined, inner = node.inputs
         return MaybeUndefined(label, Tensor(value=inner), Tensor(value=defined))
     return value

@@ -95,12 +95,12 @@ def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, MaybeUndefined))
 
 
-def checked(value: MaybeUndefined, message: str, error: str):
-    """`value.value`, each tensor guarded by a graph check that raises `error` where it is undefined."""
+def checked(value: MaybeUndefined, message: str, error: str, op: str = "CheckDefined"):
+    """`value.value`, each tensor guarded by a graph check (`op`) that raises `error` where it is undefined."""
     def check(leaf):
         if not isinstance(leaf, Tensor):
             return leaf
-        return apply("CheckDefined", [value.defined, leaf], {"message": message, "error": error})
+        return apply(op, [value.defined, leaf], {"message": message, "error": error})
     return nest.map_structure(check, value.value)
 
 
@@ -111,3 +111,5 @@ def raise_when_run(error):
     attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
         "message": None, "exception": exception}
     apply("AssertTrue", [api.constant(False)], attrs)
+    if getattr(error, "location", None) is not None:  # shown at the raise, not at the branch's if
+        context.current_graph().nodes[-1].location = error.location
