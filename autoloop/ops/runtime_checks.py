@@ -7,12 +7,15 @@
   (KeyError / AttributeError); it runs only where its value is used.
 - ``AssertTrue(condition)``: raises AssertionError with the user's message
   when `condition` is false (or the error named by its ``error`` attribute:
-  a branch that reads an unbound variable raises UnboundLocalError when it runs).
+  a branch that reads an unbound variable raises UnboundLocalError when it
+  runs; or a copy of its ``exception`` attribute: a ``raise`` in a branch).
 
 Both raise when the graph runs; the executor shows the user's line.
 """
 
 from __future__ import annotations
+
+import copy
 
 from autoloop.errors import AutoloopError
 from autoloop.ops.registry import OpDef, Spec, register
@@ -44,8 +47,12 @@ def _check_defined_infer(defined, value, **attrs):
     return Spec(value.dtype, value.shape)
 
 
-def _assert_true_kernel(condition, message, error="AssertionError"):
+def _assert_true_kernel(condition, message, error="AssertionError", exception=None):
     if not bool(condition):
+        if exception is not None:  # the user's own exception (a raise in a graph branch)
+            error = copy.copy(exception).with_traceback(None)
+            error.__autoloop_user_raise__ = True  # the executor keeps its type
+            raise error
         error_type = _ERRORS.get(error, AssertionError)
         raise error_type(message) if message is not None else error_type()
 

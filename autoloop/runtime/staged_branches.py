@@ -27,7 +27,7 @@ from autoloop.runtime.layout import (
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
-from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, raise_when_run
+from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
 from autoloop.runtime.values import is_graph_tensor, is_python_scalar
 from autoloop.tensor import Tensor
 
@@ -69,6 +69,11 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
             result = branch(*(copies.copy(value) for value in inputs))
         except TracedUnboundError as error:  # this branch raises whenever it runs
             return _Raises(error)
+        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
+            held = HeldBack.of(error)
+            if held is None:
+                raise
+            return _Raises(held)
         return tuple(result) if packed else pack(result, names)
 
     functions = tuple(f for f in (if_true, if_false) if f is not None)
@@ -203,18 +208,27 @@ def staged_if_exp(test, if_true, if_false, location=None):
             return (thunk(),)
         except TracedUnboundError as error:  # this arm raises whenever it is chosen
             return _Raises(error)
+        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
+            held = HeldBack.of(error)
+            if held is None:
+                raise
+            return _Raises(held)
     outputs, _ = _stage(test, lambda: run(if_true), lambda: run(if_false), ("conditional expression value",),
                         None, None, statement, copies)
     return outputs[0]
 
 
 def _or_raise(thunk, like=None):
-    """`thunk()`; if it reads an unbound variable, a graph error when run (and a placeholder:
-    zeros like `like`, so the other operand keeps its dtype, or False)."""
+    """`thunk()`; if it reads an unbound variable or raises a Python error (`HeldBack`), a graph
+    error when run (and a placeholder: zeros like `like`, so the other operand keeps its dtype,
+    or False)."""
     try:
         return thunk()
-    except TracedUnboundError as error:
-        raise_when_run(error)
+    except Exception as error:  # noqa: BLE001 - an unbound read, or held back if Python code raised it
+        held = error if isinstance(error, TracedUnboundError) else HeldBack.of(error)
+        if held is None:
+            raise
+        raise_when_run(held)
         return api.zeros_like(like) if like is not None else api.constant(False)
 
 

@@ -34,7 +34,7 @@ from autoloop.runtime.layout import (
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.specs import LeafSpec, to_bool, weak
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported
-from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, raise_when_run
+from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
 from autoloop.runtime.values import is_graph_tensor
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
@@ -226,14 +226,18 @@ def _build(cond, body, state, layout, user_invariants, loop_options, copies, rel
 
 
 def _body_or_raise(body, values):
-    """`body(*values)`; if every run of it reads an unbound variable, a graph error when it runs.
+    """`body(*values)`; if every run of it reads an unbound variable (or raises a Python error,
+    `HeldBack`), a graph error when it runs.
 
     The loop may run zero times, so the error must not be raised while tracing.
     """
     try:
         return body(*values)
-    except TracedUnboundError as error:
-        raise_when_run(error)
+    except Exception as error:  # noqa: BLE001 - an unbound read, or held back if Python code raised it
+        held = error if isinstance(error, TracedUnboundError) else HeldBack.of(error)
+        if held is None:
+            raise
+        raise_when_run(held)
         return values
 
 

@@ -21,7 +21,7 @@ from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
 from autoloop.ops.dispatch import apply
-from autoloop.runtime.locations import caller_location, describe, raise_from_user
+from autoloop.runtime.locations import caller_location, describe, raise_from_user, traceback_location
 from autoloop.tensor import Tensor
 
 
@@ -61,6 +61,29 @@ class MaybeUndefined:
 
 class TracedUnboundError(UnboundLocalError):
     """An unbound variable read while tracing: graph branches turn it into a run-time error."""
+
+
+class HeldBack(TracedUnboundError):
+    """A Python error (``acc[5]``, ``d['k']``, ``1 // 0``) raised while tracing code that may never
+    run: a graph branch, or the lazy operand of ``and``/``or``/``if``-expressions. Python raises
+    it only if that code runs, so the staging code turns it into a graph op raising `exception`
+    (at `location`, the user's line) when the graph runs that path.
+    """
+
+    def __init__(self, exception: BaseException, location):
+        super().__init__(str(exception))
+        self.exception = exception
+        self.location = location
+
+    HELD = (LookupError, ArithmeticError)  # what data-dependent Python code raises
+
+    @classmethod
+    def of(cls, error):
+        """`error` as a HeldBack if it is one to hold back (not autoloop's own), else None."""
+        from autoloop.errors import AutoloopError
+        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError):
+            return cls(error, traceback_location(error.__traceback__))
+        return None
 
 
 def read(value):
