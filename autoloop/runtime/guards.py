@@ -39,6 +39,21 @@ class ContainerGuard:
                 seen.add(id(container))
                 carried = label in carried_roots
                 self._entries.append((label, container, _snapshot(container), carried))
+        self._cells = [(cell, _cell_value(cell)) for function in functions
+                       for cell in (getattr(function, "__closure__", None) or ())]
+
+    def restore_cells(self) -> None:
+        """Put back the variables the statement's functions share with the code around them.
+
+        A body writes a shared variable (``nonlocal``) while it is traced; when
+        staging the statement fails, the code around it (a ``finally``) must
+        not read a value of a graph that was never built.
+        """
+        for cell, value in self._cells:
+            if value is _EMPTY:
+                continue
+            if _cell_value(cell) is not value:
+                cell.cell_contents = value
 
     def check(self, statement) -> None:
         """Raise (after restoring them) if any guarded container changed while `statement` was traced."""
@@ -56,6 +71,16 @@ class ContainerGuard:
             f"loop variable or branch output: the change would happen once while tracing, not when "
             f"the graph runs. Change '{label}' outside the {statement.what}; a list that the "
             f"{statement.what} appends to by its own name (``{label}.append(x)``) is carried"))
+
+
+_EMPTY = object()
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet
+        return _EMPTY
 
 
 def _reachable(functions, depth, visited):

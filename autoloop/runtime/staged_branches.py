@@ -80,8 +80,12 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     guard = ContainerGuard(functions, carried_roots(names))
     trace = traces.current()
     key = traces.statement_key("if", functions, inputs, names, numbers_by_dtype=False)
-    result = _stage(test, _checked(run, if_true, guard, statement), _checked(run, if_false, guard, statement),
-                    names, entries, trace.layouts.get(key), statement, copies)
+    try:
+        result = _stage(test, _checked(run, if_true, guard, statement), _checked(run, if_false, guard, statement),
+                        names, entries, trace.layouts.get(key), statement, copies)
+    except BaseException:
+        guard.restore_cells()  # no shared variable keeps a value of a graph that was not built
+        raise
     if result[1] is not None:
         trace.layouts[key] = result[1]
     return result[0]

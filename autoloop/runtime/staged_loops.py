@@ -143,8 +143,16 @@ class _Misfit(Exception):
 
 def _loop(cond, body, state, names, key, functions, appended, options, statement):
     """Stage the loop, widening its layout until one iteration's state fits (see the module docstring)."""
-    trace = traces.current()
     guard = ContainerGuard([f for f in functions if f is not None], carried_roots(names))
+    try:
+        return _staged(cond, body, state, names, key, appended, options, statement, guard)
+    except BaseException:
+        guard.restore_cells()  # no shared variable keeps a value of a graph that was not built
+        raise
+
+
+def _staged(cond, body, state, names, key, appended, options, statement, guard):
+    trace = traces.current()
     options = dict(options or {})
     user_invariants = options.pop("shape_invariants", None)
     loop_options = _loop_options(options)
