@@ -307,8 +307,7 @@ def plan(name, entry, outcomes, statement: Statement, copies: Copies | None = No
     copies = copies or Copies()
     values = [value for _, value in outcomes]
     base = entry if entry is not MISSING else values[0]
-    if all(same_value(v, base) or same_value(copies.original(v), base) and same_value(v, base)
-           for v in values):
+    if all(same_value(v, base) for v in values):  # unchanged (a copy it was given counts as unchanged)
         return Slot(FIXED, name, fixed=base)
     appended = _appended_lists(name, outcomes, copies, statement)
     if appended:
@@ -344,9 +343,9 @@ def _appended_lists(name, outcomes, copies, statement):
     for label, value in outcomes:
         if not (isinstance(value, TensorList) or type(value) is list):
             statement.fail(ValueError(
-                f"'{name}' is a list that is appended to on one path but "
-                f"{kind_name(value)} {label} in {statement}; graph control flow carries a list only "
-                f"when every path leaves a list in it: assign '{name}' a list before the {statement.what}"))
+                f"'{name}' is {kind_name(value)} {label} and a list appended to on another path of "
+                f"{statement}; graph control flow carries a list only when every path leaves a list in "
+                f"it: assign '{name}' a list before the {statement.what}"))
     return outcomes
 
 
