@@ -185,3 +185,21 @@ def test_generated_programs_retraced_in_random_orders_match_python(seed):
         got = outcome(converted, al.constant(x), n)
         source = converted.python_function.__code__.co_filename
         assert_same_outcome(got, expected, f"program {program} ({source}) on {dtype.__name__}{shape}, n={n}")
+
+
+def test_different_functions_converted_and_traced_from_several_threads_at_once():
+    def make(scale):
+        def scaled_first(x, n):
+            i = 0
+            while i < n:
+                first = x * scale
+                i += 1
+            return first
+        return scaled_first
+
+    functions = [al.function(make(scale)) for scale in range(8)]
+    results = _in_threads(lambda f, x: f(x, al.constant(2)),
+                          [(f, al.constant(np.float32(1.5) if k % 2 else 3)) for k, f in enumerate(functions)])
+    for k, result in enumerate(results):
+        expected = (1.5 if k % 2 else 3) * k
+        assert result.numpy() == expected and result.dtype is (al.float32 if k % 2 else al.int32)
