@@ -19,6 +19,7 @@ import numbers
 from autoloop import dtypes, nest
 from autoloop.control_flow.cond import staged_cond
 from autoloop.errors import LoopVariableTypeError
+from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.runtime import trace as traces
 from autoloop.runtime.guards import ContainerGuard
@@ -132,7 +133,12 @@ def _scratch_outcomes(run_true, run_false, names):
     """What each branch gives, traced into throwaway graphs; a raising branch takes the other's."""
     true_values, false_values = scratch_run(run_true), scratch_run(run_false)
     if isinstance(true_values, _Raises) and isinstance(false_values, _Raises):
-        raise true_values.error  # the statement raises on every path: so does the code around it
+        # The statement raises on every path: so does the code around it (a held-back error
+        # is the user's own again once no enclosing branch can hold it back).
+        error = true_values.error
+        if isinstance(error, HeldBack) and context.current_graph().parent is None:
+            raise error.exception
+        raise error
     if isinstance(true_values, _Raises):
         true_values = false_values
     if isinstance(false_values, _Raises):

@@ -60,3 +60,18 @@ def test_error_in_a_graph_branch_and_a_graph_loop_body():
     assert staged(al.constant(-1), al.constant(0)).numpy() == 0
     with pytest.raises(IndexError):
         staged(al.constant(-1), al.constant(2))
+
+
+def test_a_statement_that_raises_on_every_path_raises_the_users_error():
+    function = make_function("""
+        def f(x):
+            items = []
+            if x > 0:
+                y = items[1]
+            else:
+                y = items[2]
+            return y
+        """, "f")
+    with pytest.raises(IndexError) as info:
+        al.function(function)(al.constant(1))
+    assert not isinstance(info.value, UnboundLocalError)
