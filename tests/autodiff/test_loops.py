@@ -227,3 +227,35 @@ def test_a_checkpointed_loop_inside_a_stored_one_is_bitwise_the_stored_gradient(
                for c in (None, True, 2)]
     assert all(np.array_equal(results[0][0].numpy(), r[0].numpy()) for r in results[1:])
     check_gradient(lambda x: loss(x, True), [np.array([0.3, -0.8])])
+
+
+def with_break_continue_and_return(x, w):
+    """A loop left by ``break``, skipping work with ``continue``, and an early ``return``."""
+    total = x * 0.0
+    for i in al.range(8):
+        x = al.sin(x) * w + 0.2
+        if al.reduce_sum(x) < -1.0:
+            break
+        if i % 2 == 0:
+            continue
+        total += x * x
+        if al.reduce_sum(total) > 5.0:
+            return total * w
+    return total + x
+
+
+@pytest.mark.parametrize("w", [0.7, 1.6, -1.9])
+def test_break_continue_and_return(w):
+    check_gradient(with_break_continue_and_return, [np.array([0.4, 0.9]), np.array(w)], autograph=True)
+
+
+def first_assigned_in_the_loop(x):
+    """`y` is first assigned inside the loop (converted code carries it with a "defined" flag)."""
+    for i in al.range(3):
+        y = x * al.cast(i + 1, al.float64)
+        x = al.tanh(x + y)
+    return x + y
+
+
+def test_a_variable_first_assigned_in_a_loop():
+    check_gradient(first_assigned_in_the_loop, [np.array([0.2, -0.4])], autograph=True)
