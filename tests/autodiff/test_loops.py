@@ -259,3 +259,25 @@ def first_assigned_in_the_loop(x):
 
 def test_a_variable_first_assigned_in_a_loop():
     check_gradient(first_assigned_in_the_loop, [np.array([0.2, -0.4])], autograph=True)
+
+
+def test_converted_python_and_the_functional_forms_give_the_same_gradients():
+    def functional(x, w):
+        def body(x):
+            return al.cond(al.reduce_sum(x) > 1.0, lambda: x * w + al.sin(x), lambda: x * w + 1.0)
+        return al.while_loop(lambda x: al.reduce_sum(x) < 30.0, body, [x])[0]
+
+    def python(x, w):
+        while al.reduce_sum(x) < 30.0:
+            if al.reduce_sum(x) > 1.0:
+                x = x * w + al.sin(x)
+            else:
+                x = x * w + 1.0
+        return x
+
+    results = []
+    for fn, autograph in ((functional, False), (python, True)):
+        gradient = al.function(lambda x, w, fn=fn: al.gradients(al.reduce_sum(fn(x, w)), [x, w]), autograph=autograph)
+        results.append([g.numpy() for g in gradient(np.array([0.2, 0.3]), np.array(1.7))])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
