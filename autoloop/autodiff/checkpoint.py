@@ -115,8 +115,10 @@ def checkpointed_gradient(op, plan: LoopPlan, initial, schedule, record, memo) -
         inner.captures = [p for p in positions if p is not None]
         active = len(plan.active)
         carried = [a for a, p in zip(adjoints[active:], positions) if p is not None]
+        count = record.loop_vars  # the replay's counter is its last loop variable
+        counter = (replayed.outputs[count], replayed.attrs["body"].inputs[count])
         found = stacked_backward(inner, list(adjoints[:active]) + carried, Residuals(), record, memo,
-                                 name=f"{node.name}_segment_grad")
+                                 name=f"{node.name}_segment_grad", counter=counter)
         results, found_captures = list(found[:active]), iter(found[active:])
         for accumulator, position in zip(adjoints[active:], positions):
             results.append(next(found_captures) if position is not None else accumulator)

@@ -138,12 +138,13 @@ def while_gradient(op, *grads):
     return input_gradients(node, plan, found)
 
 
-def stacked_backward(plan: LoopPlan, initial, outer, record, memo, name=None) -> list:
+def stacked_backward(plan: LoopPlan, initial, outer, record, memo, name=None, counter=None) -> list:
     """Every value the backward pass needs saved on stacks in the forward loop `plan.node`; one
     backward loop pops them. `initial` are the adjoints after the loop (`initial_adjoints`),
-    `outer` the residuals of the level around the loop; returns the adjoints before it."""
+    `outer` the residuals of the level around the loop; returns the adjoints before it.
+    `counter` is the loop's own iteration counter ``(after the loop, body parameter)``, if it has one."""
     node = plan.node
-    iterations, counter = add_counter(node)
+    iterations, counter = counter if counter is not None else add_counter(node)
     trip = outer.value(iterations)
 
     def body(k, *adjoints):
