@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
-from autoloop.autodiff.graph_backprop import _value_in
+from autoloop.autodiff.graph_backprop import value_in
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import Residuals, add_counter, captured_from, placeholder_like
 from autoloop.autodiff.while_grad import LoopPlan, adjoint_invariants, stacked_backward
@@ -110,7 +110,7 @@ def checkpointed_gradient(op, plan: LoopPlan, initial, schedule, record, memo) -
         inner = LoopPlan(replayed, plan.active, [])
         positions = []  # where each capture of the original body is in the replayed one (or not read there)
         for placeholder in plan.captures:
-            found = _value_in(replayed.attrs["body"], captured[placeholder]) if placeholder in captured else None
+            found = value_in(replayed.attrs["body"], captured[placeholder]) if placeholder in captured else None
             positions.append(found)
         inner.captures = [p for p in positions if p is not None]
         active = len(plan.active)

@@ -95,8 +95,8 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
     if len(grad_ys) != len(ys):
         raise ValueError(f"gradients: grad_ys has {len(grad_ys)} entries but ys has {len(ys)}; give one per y")
     y_values = [graph_value(graph, y) for y in ys]
-    seeds = [_seed(y, grad) for y, grad in zip(ys, grad_ys)]
-    x_values = [_value_in(graph, x) for x in xs]
+    seeds = [seed_for(y, grad) for y, grad in zip(ys, grad_ys)]
+    x_values = [value_in(graph, x) for x in xs]
     blocked = {id(graph_value(graph, t).node) for t in _tensor_list(stop_gradients or [], "stop_gradients")}
     if blocked:
         node_filter = _also_blocking(node_filter, blocked)
@@ -131,7 +131,8 @@ def _tensor_list(values, what: str) -> list:
     return tensors
 
 
-def _seed(y: Tensor, grad):
+def seed_for(y: Tensor, grad):
+    """The gradient `y` starts with: `grad` (checked against y) or ones; None for an integer y."""
     if not is_differentiable(y.dtype):
         return None
     if grad is None:
@@ -145,7 +146,7 @@ def _seed(y: Tensor, grad):
     return grad
 
 
-def _value_in(graph, x: Tensor):
+def value_in(graph, x: Tensor):
     """The value standing for `x` in `graph`: x itself, the placeholder that captured it, or None."""
     value = x._value
     if value is None:

@@ -26,7 +26,7 @@ import contextlib
 
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
-from autoloop.autodiff.graph_backprop import _seed, _value_in, graph_gradients
+from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
 from autoloop.ir import context
 from autoloop.ops import recording
 from autoloop.ops.creation_ops import zeros_like
@@ -106,7 +106,7 @@ class GradientTape:
                     raise ValueError(f"{leaf.name} is a symbolic tensor, but this tape records eagerly")
                 self._tape.watch(leaf)
             else:
-                value = _value_in(context.current_graph() or self._graph, leaf)
+                value = value_in(context.current_graph() or self._graph, leaf)
                 if value is not None:
                     self._watched.append(value)
 
@@ -145,7 +145,7 @@ class GradientTape:
         for tensor in targets + sources:
             if tensor.is_symbolic:
                 raise ValueError(f"{tensor.name} is a symbolic tensor, but this tape recorded eagerly")
-        seeds = [_seed(t, s) for t, s in zip(targets, seeds)]
+        seeds = [seed_for(t, s) for t, s in zip(targets, seeds)]
         watched = [s if self._tape.is_tracked(s) else None for s in sources]
         known = [s for s in watched if s is not None]
         found = dict(zip(map(id, known), eager_tape.backprop(self._tape.entries, targets, seeds, known)))
@@ -160,10 +160,10 @@ class GradientTape:
             accept = lambda node: id(node) in created  # noqa: E731
         else:
             accept = None  # a sub-graph traced inside the block: all of it was recorded
-        watched = [_value_in(graph, Tensor(value=w)) for w in self._watched]
+        watched = [value_in(graph, Tensor(value=w)) for w in self._watched]
         # The tape tracks what it watched and what recorded ops computed from that.
         tracked = paths.reachable(graph.nodes, [w for w in watched if w is not None], {}, accept)
-        values = [_value_in(graph, s) for s in sources]
+        values = [value_in(graph, s) for s in sources]
         wanted = [s if v is not None and v in tracked else None for s, v in zip(sources, values)]
         known = [s for s in wanted if s is not None]
         found = graph_gradients(graph, targets, known, seeds, node_filter=accept) if known else []
