@@ -84,6 +84,12 @@ class Tape:
     def watch(self, tensor) -> None:
         self.tracked[id(tensor)] = tensor
 
+    def add_entry(self, entry) -> None:
+        """Record an entry made elsewhere (a traced function's call); its outputs become tracked."""
+        self.entries.append(entry)
+        for tensor in entry.outputs:
+            self.tracked[id(tensor)] = tensor
+
     def record(self, op_name, attrs, inputs, outputs) -> None:
         if not any(self.is_tracked(t) for t in inputs):
             return

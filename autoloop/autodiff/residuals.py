@@ -71,7 +71,7 @@ class _SubGraphResiduals(Residuals):
             if outer is not None:
                 self._read[value] = self.outer.value(outer)
             else:
-                self._read[value] = _known(value) or self._save(value)
+                self._read[value] = known_constant(value) or self._save(value)
         return self._read[value]
 
     def _save(self, value) -> Tensor:
@@ -139,7 +139,7 @@ def placeholder_like(value) -> Tensor:
     return apply("Fill", [convert(np.array(dims, np.int32)), convert(value.dtype.as_numpy_dtype(0))])
 
 
-def _known(value):
+def known_constant(value):
     """A constant Tensor holding `value` when tracing computed it (nothing to save), else None."""
     known = constant_value_of(value)
     if isinstance(known, np.ndarray | np.generic):

@@ -62,7 +62,7 @@ class GradientTape:
     def _start(self):
         self._recording = True
         if self._graph is None:
-            recording.active().append(self._tape)
+            recording.start(self._tape)
         else:
             self._open = {id(n) for n in self._graph.nodes}
 
@@ -71,7 +71,7 @@ class GradientTape:
             return
         self._recording = False
         if self._graph is None:
-            recording.active().remove(self._tape)
+            recording.stop(self._tape)
         else:
             self._created |= {id(n) for n in self._graph.nodes} - self._open
             self._open = None

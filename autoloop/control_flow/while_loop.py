@@ -150,7 +150,7 @@ def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations
         # such as a TensorArray's element shape, as a traced loop's results do.
         return LoopVars(nest.pack_sequence_as(before.structure, after.leaves), names)
 
-    if not recording.active():
+    if not (recording.anywhere() and recording.active()):
         return recording.plain_loop(test, step, before, limit).structure
     # A GradientTape is recording: it may run the loop its own way (back_prop, checkpoint).
     loop = recording.EagerLoop(options["name"], user_location(), options["back_prop"], options["checkpoint"],

@@ -54,7 +54,7 @@ def _apply_eagerly(opdef, inputs, attrs):
         outputs = _wrap(result, out_specs, opdef.name)
     else:
         outputs = tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
-    if recording.active():  # a GradientTape is recording
+    if recording.anywhere() and recording.active():  # a GradientTape is recording
         recording.record(opdef.name, attrs, tuple(inputs), outputs if isinstance(outputs, tuple) else (outputs,))
     return outputs
 

@@ -13,7 +13,9 @@ loop and replays the rest when it differentiates).
 
 A recorder has two methods: ``record(op_name, attrs, inputs, outputs)`` and
 ``wrap_loop(loop, run) -> run``. The stack of active recorders belongs to
-the thread, like the stack of graphs being built (`autoloop.ir.context`).
+the thread, like the stack of graphs being built (`autoloop.ir.context`);
+`anywhere()` is a cheap first test for callers on fast paths (is any thread
+recording at all?).
 """
 
 from __future__ import annotations
@@ -23,6 +25,18 @@ import threading
 from typing import Any, NamedTuple
 
 _state = threading.local()
+_recording_threads = [0]  # how many recorders are active in all threads together
+_count_lock = threading.Lock()
+
+
+def anywhere() -> bool:
+    """Whether some thread has an active recorder (then `active()` says whether this one has)."""
+    return _recording_threads[0] > 0
+
+
+def _counted(change: int) -> None:
+    with _count_lock:
+        _recording_threads[0] += change
 
 
 def active() -> list:
@@ -38,10 +52,12 @@ def recording(recorder):
     """Report the eager ops run inside the block to `recorder` as well."""
     stack = active()
     stack.append(recorder)
+    _counted(1)
     try:
         yield recorder
     finally:
         stack.remove(recorder)
+        _counted(-1)
 
 
 @contextlib.contextmanager
@@ -63,6 +79,17 @@ def replaced(recorder, substitute):
             stack.insert(position, recorder)
         else:
             stack[stack.index(substitute)] = recorder
+
+
+def start(recorder) -> None:
+    """`recorder` starts recording in this thread (until `stop`): `recording` without a block."""
+    active().append(recorder)
+    _counted(1)
+
+
+def stop(recorder) -> None:
+    active().remove(recorder)
+    _counted(-1)
 
 
 def record(op_name: str, attrs: dict, inputs, outputs) -> None:

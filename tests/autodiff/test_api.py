@@ -211,3 +211,57 @@ def test_traced_tape_gradient_inside_a_loop_body():
         return total
 
     np.testing.assert_allclose(fn(X).numpy(), np.sum(np.cos(X)))
+
+
+@al.function
+def _loop_function(x, w):
+    while al.reduce_sum(x) < 10.0:
+        x = x * w + al.sin(x)
+    al.print("ran")
+    return x * 2.0, al.reduce_sum(x)
+
+
+def _plain(x, w):
+    while al.reduce_sum(x) < 10.0:
+        x = x * w + al.sin(x)
+    return x * 2.0, al.reduce_sum(x)
+
+
+def test_a_traced_function_called_under_an_eager_tape_is_one_entry(capsys):
+    x, w = al.constant(np.array([0.5, 0.2])), al.constant(np.array(1.3))
+    found = []
+    for fn in (_loop_function, _plain):
+        with al.GradientTape() as tape:
+            tape.watch([x, w])
+            y, s = fn(x, w)
+            z = al.reduce_sum(y) + s
+        found.append([g.numpy() for g in tape.gradient(z, [x, w])])
+    for a, b in zip(*found):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+    assert capsys.readouterr().out.count("ran") == 1  # the call ran once: nothing recomputed
+
+
+def test_a_traced_function_with_random_draws_under_an_eager_tape():
+    @al.function
+    def noisy(x):
+        return x * al.random.normal([3], dtype=al.float64)
+
+    x = al.constant(np.array([1.0, 2.0, 4.0]))
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = noisy(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), y.numpy() / x.numpy())  # the draw the result used
+
+
+def test_a_traced_function_with_a_back_prop_false_loop_under_an_eager_tape():
+    @al.function(autograph=False)
+    def frozen(x):
+        return al.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * 2.0), (0, x), back_prop=False)[1]
+
+    x = al.constant(X)
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = frozen(x)
+    np.testing.assert_array_equal(y.numpy(), X * 4)
+    with pytest.raises(ValueError, match="back_prop=False"):
+        tape.gradient(y, x)
