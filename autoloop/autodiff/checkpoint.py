@@ -41,10 +41,11 @@ from autoloop.autodiff.graph_backprop import value_in
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import Residuals, add_counter, captured_from, placeholder_like
 from autoloop.autodiff.while_grad import LoopPlan, adjoint_invariants, stacked_backward
+from autoloop.control_flow import stacks
 from autoloop.control_flow.cond import cond
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.ir import context, rewrite
-from autoloop.ops.dispatch import apply, constant_node, convert, on_values
+from autoloop.ops.dispatch import constant_node, convert, on_values
 from autoloop.ops.math_ops import cast, equal, minimum
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
@@ -102,8 +103,7 @@ def checkpointed_gradient(op, plan: LoopPlan, initial, schedule, record, memo) -
         k = s - 1
         start = schedule.position(k)
         length = minimum(schedule.position(k + 1), trip) - start
-        values = {m: apply("TensorListRead", [saved_m, k], {"element_dtype": body.inputs[m].dtype,
-                                                             "element_shape": body.inputs[m].shape})
+        values = {m: stacks.get(saved_m, k, body.inputs[m].dtype, body.inputs[m].shape)
                   for m, saved_m in zip(state, checkpoints)}
         states = [values[m] if m in values else placeholder_like(body.inputs[m]) for m in range(record.loop_vars)]
         replayed = _replay(node, record.loop_vars, states, length, captured)
@@ -156,11 +156,10 @@ def _add_checkpoints(node, schedule, state):
         value = Tensor(value=body.inputs[m])
 
         def keep(checkpoints, value=value):
-            return cond(is_checkpoint["now"], lambda: apply("TensorListWrite", [checkpoints, index, value]),
-                        lambda: checkpoints)
+            return cond(is_checkpoint["now"], lambda: stacks.push(checkpoints, index, value), lambda: checkpoints)
 
         with context.building(node.graph):
-            empty = apply("TensorListReserve", [convert(np.int32(0))], {"dynamic_size": True})
+            empty = stacks.new_stack()
         saved.append(rewrite.add_loop_var(node, empty._value, on_values(keep), name="checkpoint"))
     return iterations, stored, saved
 

@@ -8,9 +8,9 @@ holds the same value. Where that comes from depends on the level:
   in a traced function): `v` itself.
 - `LoopResiduals`: `v` is computed in a ``While`` body and the backward
   body runs once per forward iteration, in reverse. The forward loop gets
-  one more loop variable, a stack (a TensorArray written at the iteration
-  counter) that saves `v` every iteration; the backward body reads it at
-  its own counter. A value the body captured from outside is read from the
+  one more loop variable, a stack (`autoloop.control_flow.stacks`) that
+  saves `v` at the iteration counter every iteration; the backward body
+  reads it at its own counter. A value the body captured from outside is read from the
   level around the loop instead, saving nothing.
 - `BranchResiduals`: `v` is computed in a ``Cond`` branch: it becomes one
   more output of the forward ``Cond`` (the other branch gives a cheap
@@ -133,7 +133,7 @@ def placeholder_like(value) -> Tensor:
     Unknown dimensions become 0 (no elements to fill), an unknown rank a scalar.
     """
     if value.dtype is dtypes.variant:
-        return apply("TensorListReserve", [convert(np.int32(0))], {"dynamic_size": True})
+        return stacks.new_stack()  # never read: the backward Cond takes the branch the forward one took
     shape = value.shape
     dims = [] if shape.rank is None else [0 if d is None else d for d in shape.as_list()]
     return apply("Fill", [convert(np.array(dims, np.int32)), convert(value.dtype.as_numpy_dtype(0))])

@@ -28,7 +28,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.errors import InvalidArgumentError
-from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.dispatch import apply
 from autoloop.ops.gradient_support import row_shape, shape_int32
 from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape

@@ -10,7 +10,7 @@ element-wise binary op and every axis of every reduction.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
