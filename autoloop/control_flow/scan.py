@@ -201,7 +201,10 @@ class _ScanCall:
                 f"{nest.map_structure_up_to_leaves(self.ys)!r}, y is {nest.map_structure_up_to_leaves(y)!r}") from None
         frames = []
         for label, (dtype, shape), leaf in zip(self.ys_labels, self.templates, nest.flatten(y)):
-            frame = leaf if isinstance(leaf, Tensor) else _as_frame(leaf, dtype, label)
+            if leaf is None:
+                raise ValueError(f"scan: the body's frame for {label} is None; it must be a tensor like its template "
+                                 f"({dtype.name} of shape {shape})")
+            frame = convert(leaf, dtype if isinstance(leaf, bool | int | float) else None)
             if frame.dtype is not dtype:
                 raise TypeError(f"scan: the body's frame for {label} is {frame.dtype.name} but its template is "
                                 f"{dtype.name}; cast it (autoloop.cast) or change the template")
@@ -430,12 +433,6 @@ def _template_of(leaf, label: str):
     if shape.rank is None:
         raise ValueError(f"scan: the template {label} needs a known rank, got {shape}")
     return dtype, shape
-
-
-def _as_frame(leaf, dtype, label: str) -> Tensor:
-    if leaf is None:
-        raise ValueError(f"scan: the body's frame for {label} is None")
-    return convert(leaf, dtype if isinstance(leaf, bool | int | float) else None)
 
 
 def _frame_shape(shape: TensorShape, template: TensorShape) -> TensorShape:

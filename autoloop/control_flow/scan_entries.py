@@ -138,8 +138,11 @@ def _matmul(node, kinds):
 
 
 def _transpose(node, kinds):
-    if node.attrs["perm"][0] != 0:
-        raise Problem(f"perm {node.attrs['perm']} moves the entry axis")
+    perm = node.attrs["perm"]
+    if perm is None:  # reversed axes
+        perm = tuple(reversed(range(_rank(node.inputs[0]))))
+    if perm[0] != 0:
+        raise Problem(f"perm {list(perm)} moves the entry axis")
     return [ENTRY]
 
 
