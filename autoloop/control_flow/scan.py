@@ -35,10 +35,11 @@ compaction runs the body on fewer rows:
 
 - ``compaction="auto"`` (the default): in a trace, when the body and cond
   treat entries independently (`autoloop.control_flow.scan_entries`), the
-  finished rows are dropped once at most half of the rows worked on are
-  still active; otherwise, and eagerly, finished entries are masked;
-- ``compaction=True``: drop finished rows at once; a ValueError if the body
-  mixes entries (eagerly, cond and body are traced once more to check);
+  rows of finished entries are dropped as they finish, so the work follows
+  the sum of the lengths; otherwise, and eagerly, finished entries are
+  masked (the work follows batch x longest);
+- ``compaction=True``: the same, but a ValueError if the body mixes entries
+  (eagerly, cond and body are traced once more to check);
 - ``compaction=False``: always run every entry, masked.
 
     >>> ys, state, lengths = scan(body=lambda x, s: (s + x, s + x), initial=constant(0),
@@ -66,7 +67,7 @@ from autoloop.ops.location import user_location
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor, eager
 
-_COMPACTION = {False: "mask", True: "always", "auto": "auto"}
+_COMPACTION = {False: "mask", True: "compact", "auto": "compact"}
 _STATE_HINT = "give the initial value the shape it keeps in the loop ({label}: {shape}); scan keeps each state shape."
 
 
@@ -114,6 +115,7 @@ class _ScanCall:
         self.body, self.cond, self.name = body, cond, name
         self.cond_before_body, self.return_tensor_arrays = cond_before_body, return_tensor_arrays
         self.compaction = _COMPACTION[compaction]
+        self.compaction_required = compaction is True
         self.entries = _entry_shape(cond_dims)
         if self.entries.rank and xs is not None:
             raise ValueError(
@@ -216,8 +218,8 @@ class _ScanCall:
 
     # -- eagerly ------------------------------------------------------------------------------
     def run_eagerly(self):
-        compaction = "mask" if self.compaction == "auto" else self.compaction
-        if compaction == "always":
+        compaction = "compact" if self.compaction_required and self.entries.rank else "mask"
+        if compaction == "compact":
             self._prove_entrywise()
         current = {"state": self.state}  # the state as the body last returned it (what it learned)
 
@@ -296,7 +298,7 @@ class _ScanCall:
         problem = entrywise_problem(draft)
         if problem is None:
             return self.compaction
-        if self.compaction == "always":
+        if self.compaction_required:
             raise ValueError(f"scan(compaction=True) needs a body and cond that treat entries independently, "
                              f"but {problem}; or pass compaction=False (or 'auto', which masks then)")
         return "mask"

@@ -9,12 +9,13 @@ sub-graphs run or compiled). What it computes is the reference semantics of
 
 - ``"mask"``: the body runs on every entry at every step; a finished entry
   keeps its state (``where(active, new, old)``) and gets zero frames;
-- ``"always"``: the body runs only on the rows (axis 0) that still hold an
+- ``"compact"``: the body runs only on the rows (axis 0) that still hold an
   active entry: when entries finish, the others are gathered into a smaller
-  working state and the finished rows are written back to the full state;
-- ``"auto"``: the same, but the working state is shrunk only once at most
-  half of its rows are still active, so that re-gathering costs little
-  while the work per step stays within twice the active rows.
+  working state and the finished rows are written back to the full state.
+  The work is then proportional to the sum of the lengths, not to batch x
+  longest. Rows are dropped as soon as their entries finish: gathering the
+  rest costs about what masking them costs in one step, and masking would
+  cost it at every later step.
 
 Dropping rows gives the same results only when each row's results depend on
 that row alone (`autoloop.control_flow.scan_entries` proves it before a
@@ -133,7 +134,12 @@ def _run_single(plan: ScanPlan, cond, body, state: list, xs: list, limit):
 
 # -- one condition per entry -------------------------------------------------------------------
 class _Entries:
-    """A batched scan's state: the rows still worked on, the full state once rows were dropped."""
+    """A batched scan's state: the rows still worked on, and the full state once rows were dropped.
+
+    `state`, `active` and `lengths` cover the working rows; `rows` says
+    which rows of the full batch they are (None: all, in order), and
+    `full_state`/`full_lengths` hold the rows dropped so far.
+    """
 
     def __init__(self, plan: ScanPlan, initial: list):
         self.plan = plan
@@ -147,10 +153,10 @@ class _Entries:
                     f"scan: {plan.state_label(index)} has shape {np.shape(value)} but the entries have shape "
                     f"{self.shape}: with cond_dims every state tensor holds the entries on its leading axes")
         self.state = initial
-        self.rows = None  # the rows of the full state that `state` holds; None: all of them
-        self.full = None  # the full state, once rows were dropped
-        self.active = np.ones(self.shape, bool)  # per entry of the working rows
+        self.active = np.ones(self.shape, bool)
         self.lengths = np.zeros(self.shape, np.int32)
+        self.rows = None
+        self.full_state = self.full_lengths = None
 
     def test(self, result) -> None:
         result = np.asarray(result)
@@ -160,45 +166,41 @@ class _Entries:
                 f"{self.active.shape} (cond_dims)")
         self.active &= result
 
-    def active_rows(self):
-        return self.active if self.rank == 1 else self.active.reshape(len(self.active), -1).any(axis=1)
-
-    def maybe_shrink(self) -> None:
-        """Drop the rows whose entries all finished, when the plan's rule says so."""
-        compaction = self.plan.compaction
-        if compaction == "mask":
-            return
-        keep = self.active_rows()
-        kept = int(np.count_nonzero(keep))
-        if kept == len(keep) or (compaction == "auto" and 2 * kept > len(keep)):
-            return
-        if self.full is None:  # copies: the state arrays may be the caller's, or frames
-            self.full = [np.array(value) for value in self.state]
+    def shrink(self, count: int) -> bool:
+        """With compaction, drop the rows whose entries all finished; whether every entry left is active."""
+        if self.plan.compaction == "mask":
+            return False
+        keep = self.active if self.rank == 1 else self.active.reshape(len(self.active), -1).any(axis=1)
+        kept = count if self.rank == 1 else int(np.count_nonzero(keep))
+        if kept == len(keep):
+            return False
+        if self.rows is None:  # copies: the given state arrays may be the caller's, or frames
             self.rows = np.arange(len(keep))
-        done = ~keep
-        for full, value in zip(self.full, self.state):
-            full[self.rows[done]] = value[done]
+            self.full_state = [np.array(value) for value in self.state]
+            self.full_lengths = self.lengths.copy()
+        else:
+            done = self.rows[~keep]
+            for full, value in zip(self.full_state, self.state):
+                full[done] = value[~keep]
+            self.full_lengths[done] = self.lengths[~keep]
         self.rows = self.rows[keep]
         self.state = [value[keep] for value in self.state]
-        self.active = self.active[keep]
+        self.active, self.lengths = self.active[keep], self.lengths[keep]
+        return self.rank == 1
 
-    def step(self, body, num_ys: int) -> list:
+    def step(self, body, num_ys: int, everyone: bool) -> list:
         """Run the body on the working rows; the ys frames over every entry."""
         results = body(*self.state)
         frames, new = list(results[:num_ys]), list(results[num_ys:])
-        everyone = bool(self.active.all())
         for index, (old, value) in enumerate(zip(self.state, new)):
-            if np.shape(value) != np.shape(old):
+            if value.shape != old.shape:
                 raise InvalidArgumentError(
-                    f"scan: the body changed the shape of {self.plan.state_label(index)} from {np.shape(old)} "
+                    f"scan: the body changed the shape of {self.plan.state_label(index)} from {old.shape} "
                     f"to {np.shape(value)}; with cond_dims the state keeps the entries on axis 0")
             if not everyone:
-                new[index] = np.where(self._mask(np.ndim(value)), value, old)
+                new[index] = np.where(self._mask(value.ndim), value, old)
         self.state = new
-        if self.rows is None:
-            self.lengths += self.active
-        else:
-            self.lengths[self.rows] += self.active
+        self.lengths += self.active
         return [self._full_frame(index, frame, everyone) for index, frame in enumerate(frames)]
 
     def _mask(self, ndim: int):
@@ -214,16 +216,18 @@ class _Entries:
             frame = np.where(self._mask(frame.ndim), frame, np.zeros((), frame.dtype))
         if self.rows is None:
             return frame
-        full = np.zeros((len(self.lengths),) + frame.shape[1:], frame.dtype)
+        full = np.zeros((len(self.full_lengths),) + frame.shape[1:], frame.dtype)
         full[self.rows] = frame
         return full
 
-    def final_state(self) -> list:
-        if self.full is None:
-            return self.state
-        for full, value in zip(self.full, self.state):
+    def results(self):
+        """The final state and lengths over the full batch."""
+        if self.rows is None:
+            return self.state, self.lengths
+        for full, value in zip(self.full_state, self.state):
             full[self.rows] = value
-        return self.full
+        self.full_lengths[self.rows] = self.lengths
+        return self.full_state, self.full_lengths
 
 
 def _run_entries(plan: ScanPlan, cond, body, initial: list, limit):
@@ -234,13 +238,15 @@ def _run_entries(plan: ScanPlan, cond, body, initial: list, limit):
     while limit is None or step < limit:
         if plan.has_cond and (plan.cond_before_body or step > 0):
             entries.test(cond(*entries.state))
-        if not entries.active.any():
+        count = int(np.count_nonzero(entries.active))
+        if count == 0:
             break
-        entries.maybe_shrink()
-        for items, frame in zip(frames, entries.step(body, num_ys)):
+        everyone = count == entries.active.size or entries.shrink(count)
+        for items, frame in zip(frames, entries.step(body, num_ys, everyone)):
             items.append(frame)
         step += 1
-    return frames, entries.final_state(), entries.lengths, entries.shape
+    state, lengths = entries.results()
+    return frames, state, lengths, entries.shape
 
 
 # -- results -------------------------------------------------------------------------------------

@@ -306,7 +306,7 @@ register(ControlFlowOp(
 # take the frame of each xs tensor, then the state, then their captures; cond returns no
 # value (no cond given) or one boolean of shape cond_dims; body returns the ys frames, then
 # the new state. Outputs: the stacked ys (or TensorArray flows), the final state, lengths.
-SCAN_COMPACTION = ("mask", "auto", "always")  # how a batched scan may drop finished entries
+SCAN_COMPACTION = ("mask", "compact")  # a batched scan masks finished entries, or drops them (scan_run)
 
 
 def _scan_frame_count(node):

@@ -80,7 +80,7 @@ def test_entrywise_bodies_are_compacted(name):
     arguments = _arguments(ENTRYWISE[name])
     node = _scan_node(arguments)
     assert entrywise_problem(node) is None
-    assert node.attrs["compaction"] == "auto"
+    assert node.attrs["compaction"] == "compact"
     found = al.function(lambda: al.scan(**arguments, compaction=True), autograph=False)()
     expected = reference_scan(**arguments)
     for f, e in zip(al.nest.flatten(found), al.nest.flatten(expected)):

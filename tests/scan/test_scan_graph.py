@@ -69,13 +69,13 @@ def test_the_entry_axis_is_unknown_inside_and_known_outside():
                                                                    al.TensorShape([None])]
     assert [v.shape for v in node.outputs] == [al.TensorShape([None, 3, 2]), al.TensorShape([3, 2]),
                                                al.TensorShape([3]), al.TensorShape([3]), al.TensorShape([3])]
-    assert node.attrs["cond_dims"] == al.TensorShape([3]) and node.attrs["compaction"] == "auto"
+    assert node.attrs["cond_dims"] == al.TensorShape([3]) and node.attrs["compaction"] == "compact"
     assert_equivalent(graph, [np.int32([2, 0, 5])], [np.int32([0, 0, 0])], [np.int32([7, 1, 3])])
 
 
 def test_the_text_form_shows_the_node_and_its_sub_graphs():
     text = str(traced_graph(batched, LIMITS))
-    assert "= Scan(" in text and "cond_dims=TensorShape([3])" in text and "compaction='auto'" in text
+    assert "= Scan(" in text and "cond_dims=TensorShape([3])" in text and "compaction='compact'" in text
     assert "cond:\n" in text and "graph scan_cond(state:0: float32(None, 2)" in text and "body:\n" in text
 
 
@@ -137,7 +137,7 @@ def test_the_verifier_wants_the_entry_axis_unknown_in_the_sub_graphs():
 
 def test_the_verifier_refuses_compaction_without_cond_dims():
     graph = traced_graph(over_xs, al.constant([1.]), al.constant(2.))
-    scan_node(graph).attrs["compaction"] = "auto"
+    scan_node(graph).attrs["compaction"] = "compact"
     with pytest.raises(GraphError, match="compaction needs cond_dims"):
         verify(graph)
 
@@ -149,8 +149,8 @@ def test_the_verifier_refuses_compaction_of_a_body_that_mixes_entries():
                        initial=(al.ones([3, 2]), al.zeros([3], al.int32), limits))
 
     graph = traced_graph(mixing, LIMITS)
-    scan_node(graph).attrs["compaction"] = "always"
-    with pytest.raises(GraphError, match="compaction 'always', but Mean .* it works along axis 0"):
+    scan_node(graph).attrs["compaction"] = "compact"
+    with pytest.raises(GraphError, match="compaction 'compact', but Mean .* it works along axis 0"):
         verify(graph)
 
 

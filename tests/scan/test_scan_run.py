@@ -1,8 +1,8 @@
 """The frame loop (`autoloop.control_flow.scan_run`) on numpy values: how many rows each step works on.
 
 With compaction the body runs on the active rows only, so the rows it sees
-add up to the sum of the lengths ("always") or at most twice that ("auto"),
-never to batch x longest; the results are those of masking.
+add up to the sum of the lengths, never to batch x longest; the results
+are those of masking.
 """
 
 from __future__ import annotations
@@ -44,29 +44,25 @@ def run_counting(compaction, lengths, cond_before_body=True):
 @given(lengths=st.lists(st.integers(0, 20), min_size=1, max_size=12), do_while=st.booleans())
 def test_compaction_works_on_the_active_rows_only(lengths, do_while):
     masked, mask_rows = run_counting("mask", lengths, not do_while)
-    always, always_rows = run_counting("always", lengths, not do_while)
-    auto, auto_rows = run_counting("auto", lengths, not do_while)
+    compacted, compacted_rows = run_counting("compact", lengths, not do_while)
     ran = [max(n, 1) if do_while else n for n in lengths]
     assert mask_rows == [len(lengths)] * max(ran)
-    assert sum(always_rows) == sum(ran)
-    assert sum(ran) <= sum(auto_rows) <= 2 * sum(ran)
-    for outputs in (always, auto):
-        for a, b in zip(masked, outputs):
-            np.testing.assert_array_equal(a, b)
+    assert sum(compacted_rows) == sum(ran)
+    for a, b in zip(masked, compacted):
+        np.testing.assert_array_equal(a, b)
     assert masked[-1].tolist() == ran
 
 
-def test_auto_shrinks_once_at_most_half_the_rows_are_active():
-    _, rows = run_counting("auto", [1, 2, 3, 4, 5, 6, 7, 8])
-    # 8 rows until only 4 are active (after step 4), then 4 until 2, then 2 until 1.
-    assert rows == [8, 8, 8, 8, 4, 4, 2, 1]
+def test_rows_are_dropped_as_their_entries_finish():
+    _, rows = run_counting("compact", [1, 2, 2, 4, 0, 4, 7, 8])
+    assert rows == [7, 6, 4, 4, 2, 2, 2, 1]
 
 
 def test_the_state_given_is_never_written():
     initial = [np.ones((3, 2)), np.zeros(3, np.int32), np.array([1, 3, 2], np.int32)]
     for array in initial:
         array.setflags(write=False)  # as graph constants are
-    run_scan(plan("always"), lambda h, s, n: s < n, lambda h, s, n: (h, h + 1, s + 1, n), initial, [], None, None)
+    run_scan(plan("compact"), lambda h, s, n: s < n, lambda h, s, n: (h, h + 1, s + 1, n), initial, [], None, None)
 
 
 def test_frames_that_alias_the_state_keep_their_values():
@@ -74,7 +70,7 @@ def test_frames_that_alias_the_state_keep_their_values():
         return h, h + 1, step + 1, limit  # the frame is the state itself
 
     initial = [np.zeros((3, 2)), np.zeros(3, np.int32), np.array([1, 4, 2], np.int32)]
-    frames, h, _, _, lengths = run_scan(plan("always"), lambda h, s, n: s < n, body, initial, [], None, None)
+    frames, h, _, _, lengths = run_scan(plan("compact"), lambda h, s, n: s < n, body, initial, [], None, None)
     assert frames[:, :, 0].tolist() == [[0, 0, 0], [0, 1, 1], [0, 2, 0], [0, 3, 0]]
     assert h[:, 0].tolist() == [1, 4, 2] and lengths.tolist() == [1, 4, 2]
 
