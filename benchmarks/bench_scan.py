@@ -21,18 +21,17 @@ Workloads, each one traced `autoloop.function`:
 
 Targets: compaction within 1.5x of the entries run alone, and at least 3x
 faster than masking. Every workload's final state is checked against the
-entries run alone (which also warms up: traces, compiles). Best of 10
-rounds, each round running every workload once.
+entries run alone first; timings follow `harness` (interleaved rounds,
+same-round ratios, JAX in rounds of its own).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
 
 import autoloop as al
+from harness import (check_result, command_line, format_ratio, format_spread, interleaved, markdown_table,
+                     optional)
 
 WIDTH = 256
 
@@ -43,17 +42,6 @@ def long_tailed_lengths(batch: int, longest: int, seed: int = 0) -> np.ndarray:
     lengths = np.minimum(np.ceil(rng.pareto(0.7, batch) * 5) + 1, longest).astype(np.int32)
     lengths[np.argmax(lengths)] = longest
     return lengths
-
-
-def best_times(workloads: dict, repeats: int) -> dict:
-    """The best time of each workload; rounds interleave the workloads, so load on the machine hits all alike."""
-    best = {title: float("inf") for title in workloads}
-    for _ in range(repeats):
-        for title, fn in workloads.items():
-            start = time.perf_counter()
-            fn()
-            best[title] = min(best[title], time.perf_counter() - start)
-    return best
 
 
 def batched_scan(compaction):
@@ -81,60 +69,69 @@ def each_entry_alone(h, lengths, weights):
 
 
 def jax_workload():
-    """``vmap(while_loop)`` over the entries, jitted; None when JAX is not installed."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+    """``vmap(while_loop)`` over the entries, jitted; None when JAX is not installed (or left out)."""
+    jax = optional("jax")
+    if jax is None:
         return None
 
     def one(h, length, weights):
         def body(state):
             h, step = state
-            return jnp.tanh(h @ weights), step + 1
+            return jax.numpy.tanh(h @ weights), step + 1
         return jax.lax.while_loop(lambda state: state[1] < length, body, (h, 0))[0]
 
     batched = jax.jit(jax.vmap(one, in_axes=(0, 0, None)))
     return lambda h, lengths, weights: np.asarray(batched(h, lengths, weights).block_until_ready())
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="16 entries, lengths up to 100: a smoke run")
-    parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args(argv)
-    batch, longest = (16, 100) if args.quick else (64, 1000)
+BASELINE = "each entry alone (summed)"
+
+
+def measure(quick: bool, rounds: int):
+    """Timings of every workload (`harness.Timing`, ratios against the entries alone) and the lengths."""
+    batch, longest = (16, 100) if quick else (64, 1000)
     lengths = long_tailed_lengths(batch, longest)
     rng = np.random.default_rng(1)
     h = rng.standard_normal((batch, WIDTH)).astype(np.float32)
     weights = (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
     h_t, lengths_t, weights_t = al.constant(h), al.constant(lengths), al.constant(weights)
-    print(f"{batch} entries, lengths: sum {lengths.sum():,}, max {lengths.max():,}, median {int(np.median(lengths))}; "
-          f"masking runs {batch * lengths.max():,} rows, compaction about {lengths.sum():,}")
-
-    expected = each_entry_alone(h_t, lengths, weights_t)
     compacted, masked = batched_scan("auto"), batched_scan(False)
     workloads = {
-        "each entry alone (summed)": lambda: each_entry_alone(h_t, lengths, weights_t),
+        BASELINE: lambda: each_entry_alone(h_t, lengths, weights_t),
         "scan, compaction (default)": lambda: compacted(h_t, lengths_t, weights_t).numpy(),
         "scan, compaction=False (masked)": lambda: masked(h_t, lengths_t, weights_t).numpy(),
     }
+    expected = workloads[BASELINE]()
     for title, fn in workloads.items():
-        np.testing.assert_allclose(fn(), expected, rtol=2e-4, atol=2e-5, err_msg=title)
-    times = best_times(workloads, args.repeats)
-    jax_run = jax_workload()  # imported after the rest ran: its thread pools would compete with numpy's
+        check_result("bench_scan", title, fn(), expected, rtol=2e-4, atol=2e-5)
+    timings = interleaved(workloads, rounds, baseline=BASELINE)
+    jax_run = jax_workload()  # in rounds of its own: its thread pools would slow down what runs next
     if jax_run is not None:
         title = "JAX vmap(lax.while_loop), jit"
-        np.testing.assert_allclose(jax_run(h, lengths, weights), expected, rtol=2e-4, atol=2e-5, err_msg=title)
-        times.update(best_times({title: lambda: jax_run(h, lengths, weights)}, args.repeats))
-    alone = times["each entry alone (summed)"]
-    print("| workload | time | vs entries alone |")
-    print("| --- | --- | --- |")
-    for title, seconds in times.items():
-        print(f"| {title} | {seconds * 1e3:.1f} ms | {seconds / alone:.2f}x |")
-    compacted, masked = times["scan, compaction (default)"], times["scan, compaction=False (masked)"]
-    print(f"compaction: {compacted / alone:.2f}x the entries alone (target <= 1.5x), "
-          f"{masked / compacted:.1f}x faster than masking (target >= 3x)")
+        check_result("bench_scan", title, jax_run(h, lengths, weights), expected, rtol=2e-4, atol=2e-5)
+        apart = interleaved({BASELINE: workloads[BASELINE], title: lambda: jax_run(h, lengths, weights)}, rounds,
+                            baseline=BASELINE)
+        timings[title] = apart[title]
+    return timings, lengths
+
+
+def table(timings, lengths) -> str:
+    batch = len(lengths)
+    lines = [f"{batch} entries, lengths: sum {lengths.sum():,}, max {lengths.max():,}, median "
+             f"{int(np.median(lengths))}; masking runs {batch * lengths.max():,} rows, compaction {lengths.sum():,}",
+             "",
+             markdown_table(["workload", "time", "vs each entry alone (same round)"],
+                            [[title, format_spread(t.seconds), format_ratio(t.ratio)] for title, t in timings.items()])]
+    compacted = timings["scan, compaction (default)"].ratio.median
+    masked = timings["scan, compaction=False (masked)"].ratio.median
+    lines += ["", f"compaction: {compacted:.2f}x the entries alone (target <= 1.5x); masking takes "
+                  f"{masked / compacted:.1f}x as long as compaction (target >= 3x)"]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = command_line(__doc__, argv, "16 entries, lengths up to 100: a smoke run", rounds=10)
+    print(table(*measure(args.quick, args.rounds)))
 
 
 if __name__ == "__main__":
