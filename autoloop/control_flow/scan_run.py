@@ -78,7 +78,7 @@ def run_scan(plan: ScanPlan, cond, body, initial: list, xs: list, spatial_dim, m
     else:
         frames, state, lengths = _run_single(plan, cond, body, list(initial), xs, limit)
         entries = ()
-    return [_stack(plan, index, items, entries) for index, items in enumerate(frames)] + state + [lengths]
+    return [stack_frames(plan, index, items, entries) for index, items in enumerate(frames)] + state + [lengths]
 
 
 def frame_limit(xs: list, spatial_dim, max_seq_len):
@@ -118,10 +118,7 @@ def _run_single(plan: ScanPlan, cond, body, state: list, xs: list, limit):
         x = [values[step] for values in xs]
         if plan.has_cond and (plan.cond_before_body or step > 0):
             # A do-while tests the frame it just ran; the test before frame 0 is skipped.
-            test = cond(*(x if plan.cond_before_body else previous), *state)
-            if np.ndim(test) != 0:
-                raise InvalidArgumentError(f"scan: cond returned shape {np.shape(test)}, expected one boolean")
-            if not test:
+            if not scalar_test(cond(*(x if plan.cond_before_body else previous), *state)):
                 break
         results = body(*x, *state)
         for items, frame in zip(frames, results[:num_ys]):
@@ -130,6 +127,13 @@ def _run_single(plan: ScanPlan, cond, body, state: list, xs: list, limit):
         previous = x
         step += 1
     return frames, state, np.int32(step)
+
+
+def scalar_test(test):
+    """`test`, checked to be one boolean (a cond whose rank was unknown while tracing may not be)."""
+    if np.ndim(test) != 0:
+        raise InvalidArgumentError(f"scan: cond returned shape {np.shape(test)}, expected one boolean")
+    return test
 
 
 # -- one condition per entry -------------------------------------------------------------------
@@ -250,7 +254,7 @@ def _run_entries(plan: ScanPlan, cond, body, initial: list, limit):
 
 
 # -- results -------------------------------------------------------------------------------------
-def _stack(plan: ScanPlan, index: int, items: list, entries: tuple):
+def stack_frames(plan: ScanPlan, index: int, items: list, entries: tuple = ()):
     """One ys output: its frames stacked on a new axis 0, or as TensorArray elements."""
     label, template = plan.ys_label(index), plan.ys_frames[index]
     if plan.return_tensor_arrays:
@@ -263,7 +267,7 @@ def _stack(plan: ScanPlan, index: int, items: list, entries: tuple):
                 f"give its template a full shape")
         return np.zeros((0,) + dims, plan.ys_dtypes[index])
     try:
-        stacked = np.stack(items)
+        stacked = np.array(items)  # as np.stack does, several times faster for many small frames
     except ValueError:
         shapes = sorted({np.shape(item) for item in items})
         raise InvalidArgumentError(f"scan: the frames of {label} have different shapes {shapes}") from None

@@ -1,26 +1,35 @@
 """Running a ``Scan`` node: the reference interpreter's rule and the numpy code generator's.
 
-Both hand the node's `ScanPlan` and its cond and body to
-`autoloop.control_flow.scan_run.run_scan`, the one frame loop (masking,
-compaction, stacking); they differ in how the sub-graphs run. The
-interpreter runs them node by node; the generated code defines them as two
-nested Python functions with the sub-graphs inlined, then calls the loop::
+The interpreter hands the node's `ScanPlan` and its cond and body (run node
+by node) to `autoloop.control_flow.scan_run.run_scan`, the frame loop that
+eager mode uses too. The code generator writes a scan with one scalar
+condition as an inline ``while`` loop, as it writes a ``While`` (no call
+per frame), sharing only the frame limit and the final stacking with
+`scan_run`::
 
     # Scan scan
-    def scan_cond3(a5, a6):
-        v7 = (a5 < p1)
-        return v7
-    def scan_body4(a8, a9):
-        ...
-        return (v10, v11)
-    v12, v13, v14, = run_scan(plan0, scan_cond3, scan_body4, [p0], [], None, None)
+    sv3 = c0
+    limit4 = frame_limit5([p0], None, None)
+    step6 = 0
+    frames7 = []
+    while step6 < limit4:
+        x8 = p0[step6]
+        v9 = (sv3 + x8)
+        frames7.append(sv3)
+        sv3 = v9
+        step6 += 1
+    v10 = stack_frames11(plan12, 0, frames7)
+
+A batched scan (cond_dims) defines cond and body as two nested functions
+with the sub-graphs inlined and calls `run_scan`, whose masking and
+compaction are the same for every mode.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from autoloop.control_flow.scan_run import ScanPlan, run_scan
+from autoloop.control_flow.scan_run import ScanPlan, frame_limit, run_scan, scalar_test, stack_frames
 from autoloop.execute.errors import raise_for_node
 from autoloop.ir import control_flow
 
@@ -77,6 +86,63 @@ def interpret_scan(node, inputs: list, run_graph) -> list:
 
 # -- the numpy code generator ------------------------------------------------------------------
 def write_scan(gen, node, indent: int) -> None:
+    """An inline loop for one scalar condition; a call of the frame loop for a batched one."""
+    if node.attrs["cond_dims"].rank:
+        _write_batched(gen, node, indent)
+    else:
+        _write_single(gen, node, indent)
+
+
+def _write_single(gen, node, indent: int) -> None:
+    """A ``while`` loop over the frames with cond and body inlined; see the module docstring."""
+    groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
+    cond, body, num_ys = node.attrs["cond"], node.attrs["body"], node.attrs["num_ys"]
+    state = [gen.fresh("sv") for _ in groups.initial]
+    limit, step = gen.fresh("limit"), gen.fresh("step")
+    frames = [gen.fresh("frames") for _ in range(num_ys)]
+    spatial_dim = groups.spatial_dim[0] if groups.spatial_dim else "None"
+    max_seq_len = groups.max_seq_len[0] if groups.max_seq_len else "None"
+    bounded = bool(groups.xs or groups.spatial_dim or groups.max_seq_len)  # else the limit is None
+    gen.line(indent, f"# Scan {node.name}")
+    gen.assign(indent, state, list(groups.initial), node)
+    gen.line(indent, f"{limit} = {gen.bind(frame_limit, 'frame_limit')}([{', '.join(groups.xs)}], {spatial_dim}, "
+                     f"{max_seq_len})", node)
+    gen.line(indent, f"{step} = 0")
+    for name in frames:
+        gen.line(indent, f"{name} = []")
+    gen.line(indent, f"while {step} < {limit}:" if bounded else "while True:")
+    frame = [gen.fresh("x") for _ in groups.xs]
+    for name, values in zip(frame, groups.xs):
+        gen.line(indent + 1, f"{name} = {values}[{step}]", node)
+    if node.attrs["has_cond"] and node.attrs["cond_before_body"]:
+        _write_test(gen, node, cond, frame + state + list(groups.cond_captures), indent + 1)
+    results = gen.graph_body(body, indent + 1, frame + state + list(groups.body_captures))
+    for name, result in zip(frames, results[:num_ys]):
+        gen.line(indent + 1, f"{name}.append({result})")
+    gen.assign(indent + 1, state, results[num_ys:], node)
+    gen.line(indent + 1, f"{step} += 1")
+    if node.attrs["has_cond"] and not node.attrs["cond_before_body"]:
+        if bounded:  # no test after the last frame: its result would not matter
+            gen.line(indent + 1, f"if {step} >= {limit}: break")
+        _write_test(gen, node, cond, frame + state + list(groups.cond_captures), indent + 1)
+    plan = gen.bind(plan_of(node), "plan")
+    stacked = [gen.fresh() for _ in frames]
+    for index, (name, items) in enumerate(zip(stacked, frames)):
+        gen.line(indent, f"{name} = {gen.bind(stack_frames, 'stack_frames')}({plan}, {index}, {items})", node)
+    lengths = gen.fresh()
+    gen.line(indent, f"{lengths} = {gen.bind(np.int32, 'int32')}({step})")
+    for value, name in zip(node.outputs, stacked + state + [lengths]):
+        gen.names[value] = name
+
+
+def _write_test(gen, node, cond, inputs, indent: int) -> None:
+    (test,) = gen.graph_body(cond, indent, inputs)
+    if cond.outputs[0].shape.rank is None:  # known to be one boolean only when it runs
+        test = f"{gen.bind(scalar_test, 'scalar_test')}({test})"
+    gen.line(indent, f"if not {test}: break", node)
+
+
+def _write_batched(gen, node, indent: int) -> None:
     """Two nested functions (cond and body, sub-graphs inlined) and one call of the frame loop."""
     groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
     leading = len(groups.xs) + len(groups.initial)
