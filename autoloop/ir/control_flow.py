@@ -306,6 +306,9 @@ register(ControlFlowOp(
 # take the frame of each xs tensor, then the state, then their captures; cond returns no
 # value (no cond given) or one boolean of shape cond_dims; body returns the ys frames, then
 # the new state. Outputs: the stacked ys (or TensorArray flows), the final state, lengths.
+# The meaning is the masked one; compaction (attr "compact") is how the numpy executor may run a
+# body proven to treat entries independently, with the same results, so a backend with static
+# shapes (XLA) runs every Scan masked, as a lax.while_loop.
 SCAN_COMPACTION = ("mask", "compact")  # a batched scan masks finished entries, or drops them (scan_run)
 
 
