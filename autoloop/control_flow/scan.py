@@ -57,14 +57,16 @@ import numpy as np
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.control_flow.loop_vars import LoopVars, check_iteration
+from autoloop.control_flow.scan_arguments import (
+    check_callable, describe, dims_text, entry_shape, frame_count, frame_shape, frames_of, merge_entries, templates)
 from autoloop.control_flow.scan_entries import entrywise_problem
 from autoloop.control_flow.scan_run import ScanPlan, run_scan
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
-from autoloop.ops.dispatch import constant_value, convert, graph_value
+from autoloop.ops.dispatch import convert, graph_value
 from autoloop.ops.location import user_location
-from autoloop.shapes import TensorShape, as_shape
+from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor, eager
 
 _COMPACTION = {False: "mask", True: "compact", "auto": "compact"}
@@ -97,9 +99,9 @@ class _ScanCall:
 
     def __init__(self, *, body, initial, xs, ys, cond, spatial_dim, cond_dims, cond_before_body, max_seq_len,
                  return_tensor_arrays, compaction, name):
-        _check_callable(body, "body")
+        check_callable(body, "body")
         if cond is not None:
-            _check_callable(cond, "cond")
+            check_callable(cond, "cond")
         for flag, what in ((cond_before_body, "cond_before_body"), (return_tensor_arrays, "return_tensor_arrays")):
             if not isinstance(flag, bool):
                 raise TypeError(f"scan: {what} must be True or False, got {flag!r}")
@@ -110,24 +112,24 @@ class _ScanCall:
                 "scan needs to know when to stop: pass cond (a function of (x, state) returning booleans), "
                 "spatial_dim (a number of frames) or xs (tensors whose axis 0 holds the frames); got none of them")
         if cond_dims is not None and cond is None:
-            raise ValueError(f"scan: cond_dims={_dims_text(cond_dims)} is the shape of cond's result, but no cond "
+            raise ValueError(f"scan: cond_dims={dims_text(cond_dims)} is the shape of cond's result, but no cond "
                              f"was given")
         self.body, self.cond, self.name = body, cond, name
         self.cond_before_body, self.return_tensor_arrays = cond_before_body, return_tensor_arrays
         self.compaction = _COMPACTION[compaction]
         self.compaction_required = compaction is True
-        self.entries = _entry_shape(cond_dims)
+        self.entries = entry_shape(cond_dims)
         if self.entries.rank and xs is not None:
             raise ValueError(
-                f"scan: xs cannot be combined with a batched cond (cond_dims={_dims_text(cond_dims)}): the frames of "
+                f"scan: xs cannot be combined with a batched cond (cond_dims={dims_text(cond_dims)}): the frames of "
                 f"xs are shared by every step while each entry stops on its own. Put per-entry inputs in the "
                 f"state (initial) and index them in the body, or pass cond_dims=None for one scalar cond")
-        self.spatial_dim = _frame_count(spatial_dim, "spatial_dim")
-        self.max_seq_len = _frame_count(max_seq_len, "max_seq_len")
-        self.xs = _frames_of(xs)
+        self.spatial_dim = frame_count(spatial_dim, "spatial_dim")
+        self.max_seq_len = frame_count(max_seq_len, "max_seq_len")
+        self.xs = frames_of(xs)
         self.xs_components = self.xs.components() if self.xs is not None else []
         self.state = LoopVars(initial, None, root="initial") if initial is not None else None
-        self.ys, self.ys_labels, self.templates = _templates(ys)
+        self.ys, self.ys_labels, self.templates = templates(ys)
         self._learned = None  # the state as the traced body returned it
         if self.entries.rank:
             self._check_entries()
@@ -154,9 +156,9 @@ class _ScanCall:
                 raise TypeError(f"scan: with cond_dims every state value holds the entries on axis 0, but "
                                 f"{label} is a {type(leaf).__name__}; use cond_dims=None")
         for label, component in zip(self._state_labels(), self._state_components()):
-            entries = _merge_entries(entries, component.shape, rank, f"the state value {label}")
+            entries = merge_entries(entries, component.shape, rank, f"the state value {label}")
         for label, (_, frame) in zip(self.ys_labels, self.templates):
-            entries = _merge_entries(entries, frame, rank, f"the frame template {label}")
+            entries = merge_entries(entries, frame, rank, f"the frame template {label}")
         self.entries = entries
         self.templates = [(dtype, entries.concatenate(frame[rank:]).merge_with(frame)) for dtype, frame in self.templates]
 
@@ -178,12 +180,12 @@ class _ScanCall:
     def _split(self, result):
         """The body's ``(y, state)``: the frames as tensors, the state flattened, both checked."""
         if not isinstance(result, tuple | list) or nest.is_namedtuple(result) or len(result) != 2:
-            raise TypeError(f"scan: body must return a pair (y, state), got {_describe(result)}")
+            raise TypeError(f"scan: body must return a pair (y, state), got {describe(result)}")
         y, new_state = result
         frames = self._check_frames(y)
         if self.state is None:
             if new_state is not None:
-                raise ValueError(f"scan: body returned a state ({_describe(new_state)}) but initial is None; "
+                raise ValueError(f"scan: body returned a state ({describe(new_state)}) but initial is None; "
                                  f"pass the initial state as initial")
             return frames, None
         after = check_iteration(self.state, new_state, self.invariants, _STATE_HINT)
@@ -192,7 +194,7 @@ class _ScanCall:
     def _check_frames(self, y) -> list:
         if self.ys is None:
             if y is not None:
-                raise ValueError(f"scan: body returned a frame y ({_describe(y)}) but ys is None; pass ys, a "
+                raise ValueError(f"scan: body returned a frame y ({describe(y)}) but ys is None; pass ys, a "
                                  f"template (TensorSpec) per frame value, to collect the frames")
             return []
         try:
@@ -276,7 +278,7 @@ class _ScanCall:
         attrs = dict(cond=cond_graph, body=body_graph, **sizes, num_ys=len(frames), has_cond=self.cond is not None,
                      cond_before_body=self.cond_before_body, cond_dims=self.entries, compaction="mask",
                      return_tensor_arrays=self.return_tensor_arrays,
-                     ys_frames=tuple(_frame_shape(f.shape, t) for f, (_, t) in zip(frames, self.templates)),
+                     ys_frames=tuple(frame_shape(f.shape, t) for f, (_, t) in zip(frames, self.templates)),
                      names=tuple(self._state_labels()), ys_names=tuple(self.ys_labels))
         draft = types.SimpleNamespace(op="Scan", attrs=attrs, inputs=tuple(inputs))
         attrs["compaction"] = self._compaction_for(draft)
@@ -332,122 +334,5 @@ class _ScanCall:
         return ys, state, outputs[-1]
 
 
-# -- arguments ------------------------------------------------------------------------------------
-def _check_callable(fn, what: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"scan: {what} must be callable, got {type(fn).__name__} {fn!r}")
-
-
-def _dims_text(dims) -> str:
-    try:
-        return str([d if not isinstance(d, Tensor) else constant_value(d) for d in dims])
-    except TypeError:
-        return repr(dims)
-
-
-def _entry_shape(cond_dims) -> TensorShape:
-    """cond_dims as a TensorShape (rank 0 without); its dims may be ints, None or scalar int tensors."""
-    if cond_dims is None:
-        return TensorShape([])
-    if isinstance(cond_dims, TensorShape):
-        dims = cond_dims.dims
-        if dims is None:
-            raise ValueError("scan: cond_dims must have a known rank, got TensorShape(None)")
-    elif isinstance(cond_dims, list | tuple):
-        dims = []
-        for dim in cond_dims:
-            if isinstance(dim, Tensor):
-                known = constant_value(dim)
-                dims.append(None if known is None or np.ndim(known) else int(known))
-            elif dim is None or (isinstance(dim, int | np.integer) and not isinstance(dim, bool) and dim >= 0):
-                dims.append(None if dim is None else int(dim))
-            else:
-                raise TypeError(f"scan: cond_dims entries must be sizes (ints >= 0, None or scalar int tensors), "
-                                f"got {dim!r}")
-    else:
-        raise TypeError(f"scan: cond_dims must be a list of sizes such as [batch], got {cond_dims!r}")
-    return TensorShape(dims)
-
-
-def _merge_entries(entries: TensorShape, shape: TensorShape, rank: int, what: str) -> TensorShape:
-    if shape.rank is None or shape.rank < rank or not shape[:rank].is_compatible_with(entries):
-        raise ValueError(f"scan: with cond_dims={entries.as_list()}, {what} must hold the entries on its leading "
-                         f"axes, but its shape is {shape}; entry b is index b on axis 0 of every state tensor")
-    return entries.merge_with(shape[:rank])
-
-
-def _frame_count(value, what: str):
-    """spatial_dim / max_seq_len as a scalar int tensor (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | np.integer | Tensor | np.ndarray):
-        raise TypeError(f"scan: {what} must be an int or a scalar integer tensor, got {value!r}")
-    if isinstance(value, int | np.integer) and value < 0:
-        raise ValueError(f"scan: {what} must be >= 0, got {value}")
-    tensor = convert(value, dtypes.int32 if isinstance(value, int) else None)
-    if tensor.dtype not in (dtypes.int32, dtypes.int64) or tensor.shape.rank not in (0, None):
-        raise TypeError(f"scan: {what} must be an int or a scalar integer tensor, got {tensor.dtype.name} "
-                        f"tensor of shape {tensor.shape}")
-    return tensor
-
-
-def _frames_of(xs):
-    """xs flattened; each leaf a tensor whose axis 0 holds the frames."""
-    if xs is None:
-        return None
-    frames = LoopVars(xs, None, root="xs")
-    lengths = set()
-    for label, leaf in zip(frames.labels, frames.leaves):
-        if not isinstance(leaf, Tensor):
-            raise TypeError(f"scan: xs must hold tensors, but {label} is a {type(leaf).__name__}")
-        if leaf.shape.rank == 0:
-            raise ValueError(f"scan: {label} is a scalar; xs tensors hold the frames on axis 0")
-        if leaf.shape.rank is not None and leaf.shape[0] is not None:
-            lengths.add(leaf.shape[0])
-    if len(lengths) > 1:
-        raise ValueError(f"scan: the xs tensors have different lengths on axis 0: {sorted(lengths)}")
-    return frames
-
-
-def _templates(ys):
-    """The ys structure, a label and a ``(dtype, shape)`` per leaf, from TensorSpecs or example tensors."""
-    if ys is None:
-        return None, [], []
-    labels, templates = [], []
-    for path, leaf in nest.flatten_with_paths(ys):
-        labels.append("ys" + "".join(f"[{key!r}]" for key in path))
-        templates.append(_template_of(leaf, labels[-1]))
-    return ys, labels, templates
-
-
-def _template_of(leaf, label: str):
-    if leaf is None:
-        raise TypeError(f"scan: {label} is None; a ys template is a TensorSpec or an example tensor")
-    if isinstance(leaf, Tensor) or (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-        dtype = dtypes.as_dtype(leaf.dtype)
-        shape = as_shape(leaf.shape if not isinstance(leaf, np.ndarray | np.generic) else np.shape(leaf))
-    elif isinstance(leaf, bool | int | float):
-        tensor = convert(leaf)
-        dtype, shape = tensor.dtype, tensor.shape
-    else:
-        raise TypeError(f"scan: {label} is a {type(leaf).__name__}; a ys template is a TensorSpec or an "
-                        f"example tensor")
-    if shape.rank is None:
-        raise ValueError(f"scan: the template {label} needs a known rank, got {shape}")
-    return dtype, shape
-
-
-def _frame_shape(shape: TensorShape, template: TensorShape) -> TensorShape:
-    return template.merge_with(shape) if template.is_compatible_with(shape) else template
-
-
 def _numpy_of(tensor):
     return None if tensor is None else tensor.numpy()
-
-
-def _describe(value) -> str:
-    if isinstance(value, Tensor):
-        return f"a {value.dtype.name} tensor of shape {value.shape}"
-    if nest.is_nested(value):
-        return repr(nest.map_structure_up_to_leaves(value))
-    return f"{type(value).__name__} {value!r}"

@@ -20,8 +20,6 @@ from autoloop.ir.effects import has_effects
 from autoloop.ir.verify import GraphError
 from autoloop.ops.dispatch import verify
 from tests.execute.equivalence import assert_equivalent
-from tests.scan.reference import reference_scan
-from tests.scan.test_scan_arguments import assert_same
 
 
 def traced_graph(fn, *args):
