@@ -209,6 +209,22 @@ def test_an_error_in_the_body_names_the_users_line(mode):
     assert any("test_scan_graph.py" in line for line in _traceback_lines(raised))
 
 
+def test_an_error_in_a_batched_body_names_the_users_line(mode):
+    def fn(limits):
+        def body(x, state):
+            step, limit = state
+            al.debugging.assert_less(step, 2, message="entry ran too long")
+            return None, (step + 1, limit)
+        return al.scan(body=body, cond=lambda x, s: s[0] < s[1], cond_dims=[3],
+                       initial=(al.zeros([3], al.int32), limits))[2]
+
+    assert mode(fn, al.constant([1, 2, 0])).numpy().tolist() == [1, 2, 0]
+    with pytest.raises(Exception) as raised:
+        mode(fn, al.constant([1, 3, 0]))
+    assert "entry ran too long" in str(raised.value)
+    assert any("test_scan_graph.py" in line for line in _traceback_lines(raised))
+
+
 def _traceback_lines(raised):
     import traceback
     return traceback.format_tb(raised.tb)
