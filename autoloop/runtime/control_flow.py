@@ -47,6 +47,7 @@ def while_stmt(loop_cond, loop_body, loop_vars, names, *, appended=(), options=N
         explain.record(caller_location(), "while loop", is_graph_tensor(test),
                        f"its condition is {explain.describe_value(test)}")
     if is_graph_tensor(test):
+        _reject_batched_test(test, caller_location())
         return unpack(staged_loops.staged_while(loop_cond, loop_body, state, names, test=test,
                                            appended=appended, options=options,
                                            unsupported=unsupported, location=caller_location()),
@@ -124,6 +125,18 @@ def if_exp(test, if_true, if_false):
     if is_graph_tensor(test):
         return staged_branches.staged_if_exp(test, if_true, if_false, location=caller_location())
     return if_true() if test else if_false()
+
+
+def _reject_batched_test(test, location) -> None:
+    """A graph while loop needs one boolean: a condition with one per entry (shape [B]) means a scan."""
+    if not test.shape.rank:
+        return
+    raise_from_user(TypeError(
+        f"the while loop condition at {describe(location)} is a {test.dtype.name} tensor of shape {test.shape}, "
+        f"but a graph while loop needs one boolean. To stop each entry on its own (its state frozen once its "
+        f"condition is false), use autoloop.scan(body=..., cond=..., initial=..., "
+        f"cond_dims={test.shape.as_list()}); to loop while any entry holds, test autoloop.reduce_any(...)"),
+        location)
 
 
 def _became_tensor(test, before, after, names, what):

@@ -30,7 +30,7 @@ from autoloop.tensor import Tensor
 
 
 from autoloop.runtime.staging import (
-    LeafSpec, code_of, is_tensor_like, kind_name, raise_when_run, reject_batched_test, reject_unsupported,
+    LeafSpec, code_of, is_tensor_like, kind_name, raise_when_run, reject_unsupported,
     scratch_run, spec_of, to_bool, zeros_for)
 
 
@@ -61,7 +61,6 @@ def staged_while(loop_cond, loop_body, state, names, *, test=None, appended=(), 
     """A graph loop for ``while loop_cond(*state): state = loop_body(*state)``."""
     from autoloop.runtime.control_flow import pack
     reject_unsupported(unsupported, "a while loop", location)
-    reject_batched_test(test, location)
 
     def body(*values):
         return pack(loop_body(*values), names)

@@ -118,18 +118,6 @@ def reject_unsupported(unsupported, what, location):
             location)
 
 
-def reject_batched_test(test, location) -> None:
-    """A graph while loop needs one boolean: a condition with entries (shape [B]) means a scan."""
-    shape = getattr(test, "shape", None)
-    if shape is None or not shape.rank:
-        return
-    raise_from_user(TypeError(
-        f"the while loop condition at {describe(location)} is a {test.dtype.name} tensor of shape {shape}, but a "
-        f"graph while loop needs one boolean. To stop each entry on its own (its state frozen once its "
-        f"condition is false), use autoloop.scan(body=..., cond=..., initial=..., cond_dims={shape.as_list()}); "
-        f"to loop while any entry holds, test autoloop.reduce_any(...)"), location)
-
-
 # -- scratch traces and deferred errors ---------------------------------------------------------
 def scratch_run(function, values, as_loop_variables=False):
     """`function(*values)` traced into a throwaway graph, to learn what it returns.
