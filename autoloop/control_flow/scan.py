@@ -212,7 +212,7 @@ class _ScanCall:
             if frame.dtype is not dtype:
                 raise TypeError(f"scan: the body's frame for {label} is {frame.dtype.name} but its template is "
                                 f"{dtype.name}; cast it (autoloop.cast) or change the template")
-            if not frame.shape.is_compatible_with(self._invariant(shape) if self.entries.rank else shape):
+            if not frame.shape.is_compatible_with(self._invariant(shape)):
                 raise ValueError(f"scan: the body's frame for {label} has shape {frame.shape}, which does not "
                                  f"match its template {shape}")
             frames.append(frame)
