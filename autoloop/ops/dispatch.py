@@ -42,6 +42,8 @@ def _apply_eagerly(opdef, inputs, attrs):
     with np.errstate(all="ignore"):
         try:
             result = opdef.kernel(*arrays, **attrs)
+        except InvalidArgumentError as error:  # the kernel's own words, and the user's line
+            raise type(error)(f"{error} (at {format_location(user_location())})") from None
         except AutoloopError:
             raise
         except (AssertionError, UnboundLocalError):

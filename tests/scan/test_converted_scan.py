@@ -1,7 +1,8 @@
 """Converted Python that means a scan: ``for x in xs`` appending to lists, with ``break``.
 
-The lists must stack to exactly the iterations that ran, in a graph as in
-plain Python, whether the break is decided by a Python value or a tensor.
+The lists must stack to exactly the iterations that ran (and appended), in
+a graph as in plain Python, whether the break is decided by a Python value
+or a tensor.
 A ``while`` whose condition holds one boolean per entry is an error that
 points at `scan` with ``cond_dims``.
 """
@@ -14,11 +15,6 @@ from hypothesis import given, settings, strategies as st
 
 import autoloop as al
 from tests.runtime_core.helpers import run_checked
-
-LISTS_UNDER_GRAPH_BRANCHES = pytest.mark.xfail(
-    reason="an append after a break decided by a tensor runs under a graph if, and lists appended to under "
-           "graph branches are not supported by the runtime yet (being reworked)", strict=True)
-
 
 def collect(xs, stack):
     doubled = []
@@ -69,7 +65,6 @@ def test_appends_in_a_for_loop_over_a_tensor_stack_to_every_iteration():
     assert found.tolist() == [6, 2, 8] == in_python(collect, xs)[0].tolist()
 
 
-@LISTS_UNDER_GRAPH_BRANCHES
 def test_a_break_under_a_tensor_condition_stacks_to_the_iterations_that_ran():
     kept, sums = in_a_graph(collect_until_large, al.constant([3, 1, 4, 1, 5]), al.constant(3))
     assert kept.tolist() == [3, 1] and sums.tolist() == [3, 4]
@@ -80,7 +75,6 @@ def test_a_break_on_the_length_of_the_list():
     assert found.tolist() == [5, 6, 7]
 
 
-@LISTS_UNDER_GRAPH_BRANCHES
 @settings(max_examples=30, deadline=None)
 @given(values=st.lists(st.integers(-5, 9), min_size=1, max_size=8), limit=st.integers(-5, 9))
 def test_generated_breaks_agree_with_python(values, limit):
@@ -88,6 +82,37 @@ def test_generated_breaks_agree_with_python(values, limit):
     for found, expected in zip(in_a_graph(collect_until_large, xs, al.constant(limit)),
                                in_python(collect_until_large, xs, limit)):
         assert found.tolist() == expected.tolist() and found.shape == expected.shape
+
+
+def breaks_and_appends(xs, limit, stack, mode):
+    """A family of loops over xs: appends (one of them under a tensor if), break/continue by `mode`."""
+    kept, evens = [], []
+    count = 0
+    for x in xs:
+        if mode == 0 and x > limit:
+            break
+        if mode == 1 and x == limit:
+            continue
+        kept.append(x)
+        if mode == 2 and x > limit:
+            break
+        if x % 2 == 0:
+            evens.append(x * 2)
+        count += 1
+        if mode == 3 and count >= limit:
+            break
+    return stack(kept), stack(evens)
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(st.integers(-4, 9), min_size=0, max_size=7), limit=st.integers(-2, 6),
+       mode=st.integers(0, 3))
+def test_a_family_of_loops_with_appends_breaks_and_continues_agrees_with_python(values, limit, mode):
+    xs = al.constant(np.asarray(values, np.int32))
+    found = in_a_graph(lambda xs, limit, stack: breaks_and_appends(xs, limit, stack, mode), xs, al.constant(limit))
+    expected = in_python(lambda xs, limit, stack: breaks_and_appends(xs, limit, stack, mode), xs, limit)
+    for graph_list, python_list in zip(found, expected):
+        assert graph_list.shape == python_list.shape and graph_list.tolist() == python_list.tolist()
 
 
 # -- a while condition with entries ---------------------------------------------------------------
