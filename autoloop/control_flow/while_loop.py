@@ -133,7 +133,10 @@ def _arguments(structure):
 def _test_value(result, where: str) -> Tensor:
     test = convert(result) if not isinstance(result, Tensor) else result
     if test.dtype is not dtypes.bool_ or test.shape.rank not in (0, None):
-        raise TypeError(f"{where} must return a boolean scalar, got {test.dtype.name} tensor of shape {test.shape}")
+        hint = (f"; to stop each entry on its own, use autoloop.scan with cond_dims={test.shape.as_list()}"
+                if test.shape.rank else "")
+        raise TypeError(f"{where} must return a boolean scalar, got {test.dtype.name} tensor of shape "
+                        f"{test.shape}{hint}")
     return test
 
 

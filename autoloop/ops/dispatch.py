@@ -12,7 +12,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.errors import AutoloopError, InvalidArgumentError
 from autoloop.ir import context
-from autoloop.ir.graph import Graph, Value
+from autoloop.ir.graph import Graph, Value, known_value as constant_value_of
 from autoloop.ops import recording, registry
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
@@ -152,13 +152,6 @@ def constant_node(graph: Graph, numpy_value) -> Value:
         dtype, shape = dtypes.variant, TensorShape([])
     node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
     return node.outputs[0]
-
-
-def constant_value_of(value: Value):
-    """The numpy value of `value` if it is known while tracing, else None."""
-    if value.node.op == "Const":
-        return value.node.attrs["value"]
-    return value.constant
 
 
 def constant_value(tensor):
