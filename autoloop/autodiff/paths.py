@@ -120,4 +120,10 @@ def group_start(node, group_name: str) -> int:
     raise KeyError(group_name)
 
 
-_CONTROL_FLOW = {"While": _while_connections, "Cond": _cond_connections}
+def _scan_connections(node, memo) -> list[frozenset]:
+    """Every result of a Scan may depend on every state value, frame and capture (its rule finds the real paths)."""
+    inputs = frozenset(k for k, value in enumerate(node.inputs) if is_differentiable(value.dtype))
+    return [inputs if is_differentiable(value.dtype) else frozenset() for value in node.outputs]
+
+
+_CONTROL_FLOW = {"While": _while_connections, "Cond": _cond_connections, "Scan": _scan_connections}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 
-from autoloop.ir import context, rewrite
+from autoloop.ir import context, control_flow, rewrite
 from autoloop.ir.effects import chain_effects, has_effects
-from autoloop.ops.dispatch import graph_value
+from autoloop.ops.dispatch import graph_value, infer_node
 from autoloop.ops.location import format_location
 from autoloop.tensor import Tensor
 
@@ -54,10 +54,17 @@ def inline(graph, inputs: dict, outputs, captured) -> list:
         copy = target.add_node(node.op, mapped, attrs, [(v.dtype, v.shape) for v in node.outputs],
                                location=node.location, name=re.sub(r"_\d+$", "", node.name))
         copy.tuple_result = node.tuple_result
-        for old, new in zip(node.outputs, copy.outputs):
+        for old, new, (_, shape) in zip(node.outputs, copy.outputs, _inferred(copy)):
             new.constant = old.constant
+            new.shape = new.shape.merge_with(shape)  # the inputs given may be more specific than the graph's
             values[old] = new
     return [Tensor(value=value_of(v)) for v in outputs]
+
+
+def _inferred(node) -> list:
+    """``(dtype, shape)`` per output of `node`, by its op's rule, from its inputs as they are now."""
+    declared = control_flow.lookup(node.op)
+    return declared.infer(node) if declared is not None else infer_node(node)
 
 
 def _needed(graph, outputs) -> set:

@@ -424,5 +424,5 @@ register(ControlFlowOp(
     interpret="autoloop.execute.scan:interpret_scan",
     kernels={"numpy": "autoloop.execute.scan:write_scan"},
     lower=None,  # the dataflow issue
-    gradient=None,  # the autodiff issue
+    gradient="autoloop.autodiff.scan_grad:scan_gradient",
 ))
