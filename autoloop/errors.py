@@ -32,6 +32,11 @@ class GradientError(AutoloopError, ValueError):
     """A gradient cannot pass where it was asked to."""
 
 
+class BackendError(AutoloopError, NotImplementedError):
+    """A graph asks for what the chosen backend cannot compile (XLA: a shape that changes in a loop,
+    a list that grows without a bound); raised while tracing, naming the user's line and the fix."""
+
+
 def raise_at(error: BaseException, location):
     """Raise `error` from a frame that shows the user's ``(file, line)``.
 

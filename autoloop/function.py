@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import warnings
 
 import numpy as np
 
+
 from autoloop import dtypes, nest
+from autoloop.backends import check_backend, compiler_for
+from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.autodiff import function_calls
-from autoloop.execute import CompiledGraph
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
@@ -73,16 +76,22 @@ class TensorSpec:
 class ConcreteFunction:
     """One trace: `graph` with `inputs`/`outputs`, compiled and callable."""
 
-    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs, decisions=()):
+    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs, decisions=(),
+                 backend: str = "numpy", jax_arrays: bool = False):
         self.graph = graph
         self.input_specs = input_specs
         self.decisions = decisions  # for each loop and branch traced: staged or Python, and why
+        self.backend = backend
         self._structured_outputs = structured_outputs
         self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
         self._compiled = None
+        self._jax_arrays = jax_arrays
         # The common result, one tensor, skips the general packing (0.8 µs of a 2 µs call).
         one_tensor = type(structured_outputs) is Tensor and [leaf for leaf, _ in output_leaves] == [structured_outputs]
-        self._pack = _pack_one_tensor if one_tensor else self._pack_results
+        if jax_arrays:
+            self._pack = _first if one_tensor else self._pack_arrays
+        else:
+            self._pack = _pack_one_tensor if one_tensor else self._pack_results
 
     @property
     def inputs(self):
@@ -93,10 +102,16 @@ class ConcreteFunction:
         return [Tensor(value=v) for v in self.graph.outputs]
 
     @property
-    def compiled(self) -> CompiledGraph:
+    def compiled(self):
+        """The graph compiled for this function's backend (a `CompiledGraph`, a `JaxProgram`), made once."""
         if self._compiled is None:
-            self._compiled = CompiledGraph(self.graph)
+            self._compiled = self.compile(self.graph)
         return self._compiled
+
+    def compile(self, graph):
+        """`graph` compiled for this function's backend, with its options."""
+        options = {"jax_arrays": True} if self._jax_arrays else {}
+        return compiler_for(self.backend)(graph, **options)
 
     def run_flat(self, arrays):
         """Run on numpy input values; the structured result of eager tensors."""
@@ -105,6 +120,23 @@ class ConcreteFunction:
     def _pack_results(self, results):
         return self.pack_tensors([eager(r) if not isinstance(r, list) else Tensor(r) for r in results])
 
+    def _pack_arrays(self, results):
+        """The structured result with the backend's arrays as its tensors (``jax_arrays=True``); the
+        parts of composite results (TensorArrays, SparseTensors, appended lists) become Tensors."""
+        leaves, position = [], 0
+        for template, count in self._output_leaves:
+            if count is None:
+                leaves.append(template)
+                continue
+            parts = results[position:position + count]
+            position += count
+            if type(template) is Tensor:
+                leaves.append(parts[0])
+            else:
+                tensors = [Tensor(p) if isinstance(p, list | ArrayElements) else eager(np.asarray(p)) for p in parts]
+                leaves.append(_leaf_from_tensors(template, tensors))
+        return nest.pack_sequence_as(self._structured_outputs, leaves)
+
     def pack_tensors(self, tensors):
         """The structured result from one eager Tensor per graph output (a GradientTape keeps those)."""
         leaves, position = [], 0
@@ -112,12 +144,8 @@ class ConcreteFunction:
             if count is None:
                 leaves.append(template)
                 continue
-            parts = tensors[position:position + count]
+            leaves.append(_leaf_from_tensors(template, tensors[position:position + count]))
             position += count
-            if isinstance(template, _AppendedList):
-                leaves.append([eager(value) for value in parts[0]._numpy])
-            else:
-                leaves.append(template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0])
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
     def __call__(self, *args):
@@ -126,17 +154,24 @@ class ConcreteFunction:
         TypeError if they are not as many, or not of the dtypes and shapes, as
         the graph's inputs (a graph traced for int32 never runs on float32).
         """
-        arrays = [_input_array(a) for a in nest.flatten(list(args)) if _is_input(a)]
+        arrays = [_input_array(a, self.backend) for a in nest.flatten(list(args)) if _is_input(a)]
         if len(arrays) != len(self.graph.inputs):
             raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
                             f"tensor arguments, got {len(arrays)}")
         for position, (array, value) in enumerate(zip(arrays, self.graph.inputs)):
-            dtype, shape = dtypes.as_dtype(np.asarray(array).dtype), TensorShape(np.shape(array))
+            dtype, shape = dtypes.as_dtype(np.dtype(array.dtype)), TensorShape(np.shape(array))
             if dtype is not value.dtype or not shape.is_subtype_of(value.shape):
                 raise TypeError(f"tensor argument {position} of this concrete function of {self.graph.name} "
                                 f"must be {value.dtype.name} of shape {value.shape}, got {dtype.name} of "
                                 f"shape {shape}; call the Function itself to trace for new inputs")
         return self.run_flat(arrays)
+
+
+def _leaf_from_tensors(template, parts):
+    """One result of the traced function rebuilt from its graph outputs' eager Tensors."""
+    if isinstance(template, _AppendedList):
+        return [eager(value) for value in parts[0]._numpy]
+    return template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0]
 
 
 class RetracingWarning(UserWarning):
@@ -149,13 +184,20 @@ RETRACING_WARNING_THRESHOLD = 5  # tracing calls in a row, as TensorFlow's warni
 class Function:
     """A Python function run as graphs; see the module docstring."""
 
-    def __init__(self, python_function, autograph=True, input_signature=None, reduce_retracing=False):
+    def __init__(self, python_function, autograph=True, input_signature=None, reduce_retracing=False,
+                 backend="numpy", jax_arrays=False):
         if not callable(python_function):
             raise TypeError(f"function() needs a callable, got {python_function!r}")
+        self._backend = check_backend(backend)
+        if jax_arrays and backend != "jax":
+            raise ValueError(f"jax_arrays=True returns JAX arrays from backend='jax'; this function has "
+                             f"backend={backend!r}")
         self.python_function = python_function
         self.autograph = autograph
         self.input_signature = None if input_signature is None else list(input_signature)
         self.reduce_retracing = reduce_retracing
+        self.backend = backend
+        self.jax_arrays = bool(jax_arrays)
         self._signature = _signature_of(python_function)
         self._converted = None
         self._traces: dict = {}
@@ -227,8 +269,11 @@ class Function:
     def _concrete_and_inputs(self, args, kwargs, count_call=False):
         arguments = self._bind(args, kwargs)
         leaves = nest.flatten(arguments)
-        key, arrays, specs = _signature_key(leaves, self.reduce_retracing)
-        if self.input_signature is not None:  # one trace, at the declared shapes
+        # A backend that compiles per concrete shape (XLA) gets a trace per concrete shape too: its
+        # graph then knows every shape its compiler will see.
+        per_shape = self._backend.static_shapes
+        key, arrays, specs = _signature_key(leaves, self.reduce_retracing and not per_shape, self.backend)
+        if self.input_signature is not None and not per_shape:  # one trace, at the declared shapes
             key = ("input_signature",) + tuple(k for k in key if k[0] in ("py", "py-id"))
             specs = [(spec.dtype, spec.shape) for spec in self.input_signature]
         concrete = self._traces.get(key)
@@ -300,7 +345,8 @@ class Function:
         graph.outputs = outputs
         rewrite.remove_dead_nodes(graph)
         verify(graph)
-        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions)
+        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
+                                jax_arrays=self.jax_arrays)
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"
@@ -355,14 +401,21 @@ class _BoundFunctions:
     @staticmethod
     def _bind(function: Function, instance) -> Function:
         return Function(function.python_function.__get__(instance), function.autograph,
-                        function.input_signature, function.reduce_retracing)
+                        function.input_signature, function.reduce_retracing, function.backend,
+                        function.jax_arrays)
 
 
-def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False):
-    """Decorator (with or without arguments) making a `Function`; see the module docstring."""
+def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False, backend="numpy",
+             jax_arrays=False):
+    """Decorator (with or without arguments) making a `Function`; see the module docstring.
+
+    `backend` is where its graphs run: ``"numpy"`` (the default) or ``"jax"``
+    (compiled by XLA; ``pip install 'autoloop[jax]'``). With ``backend="jax"``,
+    `jax_arrays=True` returns JAX arrays (no copy to the host) instead of Tensors.
+    """
     def decorate(python_function):
         return Function(python_function, autograph=autograph, input_signature=input_signature,
-                        reduce_retracing=reduce_retracing)
+                        reduce_retracing=reduce_retracing, backend=backend, jax_arrays=jax_arrays)
     return decorate if fn is None else decorate(fn)
 
 
@@ -408,21 +461,36 @@ def _pack_one_tensor(results):
     return eager(results[0])
 
 
+def _first(results):
+    return results[0]
+
+
 def _is_input(leaf) -> bool:
-    return isinstance(leaf, Tensor | np.ndarray | TensorSpec)
+    return isinstance(leaf, Tensor | np.ndarray | TensorSpec) or _is_jax_array(leaf)
 
 
-def _input_array(leaf):
+def _is_jax_array(leaf) -> bool:
+    """A JAX array (only possible once JAX is imported, so JAX is never imported here)."""
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(leaf, jax.Array)
+
+
+def _input_array(leaf, backend="numpy"):
+    """`leaf` as the executor takes it: numpy values, or for backend jax also JAX arrays as they are
+    (on their device, maybe sharded)."""
     if isinstance(leaf, Tensor):
         return leaf.numpy()
     if isinstance(leaf, TensorSpec):
         raise TypeError("a TensorSpec describes an input; call with a tensor or array of that spec")
+    if _is_jax_array(leaf):
+        dtypes.as_dtype(np.dtype(leaf.dtype))  # TypeError for a dtype autoloop does not support
+        return leaf if backend == "jax" else np.asarray(leaf)
     array = np.asarray(leaf)
     dtypes.as_dtype(array.dtype)  # TypeError for a dtype autoloop does not support
     return array[()] if array.ndim == 0 else array
 
 
-def _signature_key(leaves, reduce_retracing):
+def _signature_key(leaves, reduce_retracing, backend="numpy"):
     key, arrays, specs = [], [], []
     for leaf in leaves:
         if isinstance(leaf, TensorSpec):
@@ -432,8 +500,8 @@ def _signature_key(leaves, reduce_retracing):
         if _is_input(leaf):
             if isinstance(leaf, Tensor) and leaf.is_symbolic:
                 raise TypeError(f"{leaf.name} is a symbolic tensor of another trace; pass eager values")
-            array = _input_array(leaf)
-            dtype = dtypes.as_dtype(array.dtype)
+            array = _input_array(leaf, backend)
+            dtype = dtypes.as_dtype(np.dtype(array.dtype))
             shape = TensorShape(np.shape(array))
             if reduce_retracing:
                 shape = TensorShape([None] * shape.rank)

@@ -68,11 +68,12 @@ def _build_graph(outer: Graph, pred, true_fn, false_fn, names, name):
     _check_branches(true_structure, false_structure, true_out, false_out)
     inputs, sizes = control_flow.join("Cond", pred=[graph_value(outer, pred)], true_captures=true_graph.captures,
                                       false_captures=false_graph.captures)
-    specs = []
+    specs, labels = [], ()
     if true_out is not None:
         for t, f in zip(true_out.components(), false_out.components()):
             specs.append((t.dtype, t.shape.most_specific_compatible_shape(f.shape)))
-    node = outer.add_node("Cond", inputs, dict(true_graph=true_graph, false_graph=false_graph, **sizes),
+        labels = tuple(true_out.component_labels())
+    node = outer.add_node("Cond", inputs, dict(true_graph=true_graph, false_graph=false_graph, names=labels, **sizes),
                           specs, location=user_location(), name=name)
     if true_out is None:
         return true_structure

@@ -67,10 +67,13 @@ def _push_gradient(op, grad):
     return [apply("TensorListGradErase", [grad, op.inputs[1]]), None, grad_read(grad, op.inputs[1], shape, value.dtype)]
 
 
-register(OpDef("StackNew", kernel=lambda: [], infer=lambda: _STACK, expr="[]", gradient=NOT_DIFFERENTIABLE))
-register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient))
+register(OpDef("StackNew", kernel=lambda: [], infer=lambda: _STACK, expr="[]", gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.buffers:stack_new"}))
+register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
+               kernels={"jax": "autoloop.backends.jax.buffers:stack_push"}))
 register(OpDef("StackGet", kernel=_get, infer=_get_infer, expr="{0}[{1}]",
-               gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None]))
+               gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
+               kernels={"jax": "autoloop.backends.jax.buffers:stack_get"}))
 
 
 def new_stack():

@@ -17,8 +17,9 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
 - ``interpret``: the reference interpreter's rule,
   ``rule(node, input_values, run_graph) -> output values``;
 - ``kernels``: per backend, how it runs there: ``"numpy"`` is the code
-  generator's writer ``write(gen, node, indent)``; a ``"jax"`` entry comes
-  with the JAX backend;
+  generator's writer ``write(gen, node, indent)``; ``"jax"`` the JAX
+  lowering's rule ``rule(lowering, node, input_values) -> output values``
+  (`autoloop.backends.jax`);
 - ``lower`` and ``gradient``: empty slots for the dataflow lowering
   (``While`` -> Enter/Merge/Switch/NextIteration/Exit) and reverse mode.
   A ``gradient`` rule has an ordinary op's signature (`autoloop.ops.registry`);
@@ -256,7 +257,7 @@ register(ControlFlowOp(
     infer=_while_infer,
     verify=_while_problems,
     interpret="autoloop.execute.interpreter:run_while",
-    kernels={"numpy": "autoloop.execute.codegen:write_while"},
+    kernels={"numpy": "autoloop.execute.codegen:write_while", "jax": "autoloop.backends.jax.control_flow:lower_while"},
     lower=None,  # While -> Enter/Merge/Switch/NextIteration/Exit: the dataflow issue
     gradient="autoloop.autodiff.while_grad:while_gradient",
 ))
@@ -297,7 +298,7 @@ register(ControlFlowOp(
     infer=_cond_infer,
     verify=_cond_problems,
     interpret="autoloop.execute.interpreter:run_cond",
-    kernels={"numpy": "autoloop.execute.codegen:write_cond"},
+    kernels={"numpy": "autoloop.execute.codegen:write_cond", "jax": "autoloop.backends.jax.control_flow:lower_cond"},
     lower=None,  # Cond -> Switch/Merge: the dataflow issue
     gradient="autoloop.autodiff.cond_grad:cond_gradient",
 ))
@@ -422,7 +423,7 @@ register(ControlFlowOp(
     infer=_scan_infer,
     verify=_scan_problems,
     interpret="autoloop.execute.scan:interpret_scan",
-    kernels={"numpy": "autoloop.execute.scan:write_scan"},
+    kernels={"numpy": "autoloop.execute.scan:write_scan", "jax": "autoloop.backends.jax.scan:lower_scan"},
     lower=None,  # the dataflow issue
     gradient="autoloop.autodiff.scan_grad:scan_gradient",
 ))

@@ -150,7 +150,8 @@ def _slice_gradient(op, grad):
     return [apply("StridedSliceGrad", [grad, shape, *dynamic], op.attrs)] + [None] * len(dynamic)
 
 
-register(OpDef("StridedSlice", kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient))
+register(OpDef("StridedSlice", kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:strided_slice"}))
 
 
 # -- StridedSliceGrad: a slice's gradient, the slice written into zeros (what the slice's rule makes) --
@@ -173,7 +174,8 @@ def _slice_grad_gradient(op, grad):
     return [apply("StridedSlice", [grad, *dynamic], op.attrs), None] + [None] * len(dynamic)
 
 
-register(OpDef("StridedSliceGrad", kernel=_slice_grad_kernel, infer=_slice_grad_infer, gradient=_slice_grad_gradient))
+register(OpDef("StridedSliceGrad", kernel=_slice_grad_kernel, infer=_slice_grad_infer, gradient=_slice_grad_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:strided_slice_grad"}))
 
 
 # -- shape ---------------------------------------------------------------------
@@ -184,7 +186,8 @@ def _shape_infer(x, out_type):
 
 
 register(OpDef("Shape", kernel=lambda x, out_type: np.array(np.shape(x), dtype=out_type.as_numpy_dtype),
-               infer=_shape_infer, gradient=NOT_DIFFERENTIABLE))
+               infer=_shape_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:shape"}))
 
 
 def shape(x, out_type=dtypes.int32, name=None):
@@ -248,7 +251,8 @@ def _concat_gradient(op, grad):
 
 
 register(OpDef("ConcatV2", kernel=lambda *values, axis: np.concatenate(values, axis=axis),
-               infer=_concat_infer, gradient=_concat_gradient))
+               infer=_concat_infer, gradient=_concat_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
 
 
 def concat(values, axis, name=None):

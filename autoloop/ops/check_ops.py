@@ -43,7 +43,8 @@ def _ensure_shape_kernel(x, shape):
 
 
 register(OpDef("EnsureShape", kernel=_ensure_shape_kernel, infer=_ensure_shape_infer,
-               gradient=lambda op, grad: [grad]))
+               gradient=lambda op, grad: [grad],
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:ensure_shape"}))
 
 
 def ensure_shape(x, shape, name=None):

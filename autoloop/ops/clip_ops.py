@@ -52,7 +52,8 @@ def _clip_gradient(op, grad):
             reduce_to_input(op, 2, apply("SelectV2", [below_high, zeros, kept]))]
 
 
-register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer, gradient=_clip_gradient))
+register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer, gradient=_clip_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.math:clip"}))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

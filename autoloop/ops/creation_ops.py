@@ -57,7 +57,8 @@ def _fill_gradient(op, grad):
     return [None, apply("Sum", [grad], {"axis": None, "keepdims": False}) if op.input_specs[1].dtype.is_floating else None]
 
 
-register(OpDef("Fill", kernel=_fill_kernel, infer=_fill_infer, gradient=_fill_gradient))
+register(OpDef("Fill", kernel=_fill_kernel, infer=_fill_infer, gradient=_fill_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:fill"}))
 
 
 def fill(dims, value, name=None):
@@ -99,8 +100,10 @@ def _like_infer(op_name):
 
 
 # The results do not depend on the input's values.
-register(OpDef("ZerosLike", kernel=np.zeros_like, infer=_like_infer("ZerosLike"), gradient=NOT_DIFFERENTIABLE))
-register(OpDef("OnesLike", kernel=np.ones_like, infer=_like_infer("OnesLike"), gradient=NOT_DIFFERENTIABLE))
+register(OpDef("ZerosLike", kernel=np.zeros_like, infer=_like_infer("ZerosLike"), gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "jax.numpy:zeros_like"}))
+register(OpDef("OnesLike", kernel=np.ones_like, infer=_like_infer("OnesLike"), gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "jax.numpy:ones_like"}))
 
 
 def zeros_like(input, dtype=None, name=None):
@@ -164,7 +167,8 @@ def _range_kernel(start, limit, delta):
     return (np.arange(length, dtype=dtype) * delta + start).astype(dtype, copy=False)
 
 
-register(OpDef("Range", kernel=_range_kernel, infer=_range_infer, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Range", kernel=_range_kernel, infer=_range_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:range_"}))
 
 
 def _argument_dtype(value) -> dtypes.DType:
@@ -209,7 +213,8 @@ def _size_kernel(x, out_type):
     return np.array(np.size(x), dtype=out_type.as_numpy_dtype)[()]
 
 
-register(OpDef("Size", kernel=_size_kernel, infer=_size_infer, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Size", kernel=_size_kernel, infer=_size_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:size"}))
 
 
 def size(input, out_type=dtypes.int32, name=None):
@@ -225,7 +230,8 @@ def _rank_infer(x):
     return Spec(dtypes.int32, TensorShape([]), None if rank is None else np.int32(rank))
 
 
-register(OpDef("Rank", kernel=lambda x: np.int32(np.ndim(x)), infer=_rank_infer, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Rank", kernel=lambda x: np.int32(np.ndim(x)), infer=_rank_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:rank"}))
 
 
 def rank(input, name=None):
@@ -235,7 +241,8 @@ def rank(input, name=None):
 
 # -- StopGradient ----------------------------------------------------------------
 register(OpDef("StopGradient", kernel=lambda x: x, infer=_like_infer("StopGradient"), expr="{0}",
-               gradient=NOT_DIFFERENTIABLE))
+               gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.math:identity"}))
 
 
 def stop_gradient(input, name=None):

@@ -34,7 +34,8 @@ def _add_n_kernel(*inputs):
 
 
 register(OpDef("AddN", kernel=_add_n_kernel, infer=_add_n_infer,
-               gradient=lambda op, grad: [grad if spec.dtype.is_floating else None for spec in op.input_specs]))
+               gradient=lambda op, grad: [grad if spec.dtype.is_floating else None for spec in op.input_specs],
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:add_n"}))
 
 
 def add_n(inputs, name=None):
@@ -93,9 +94,11 @@ def _cumprod_gradient(op, grad):
 
 
 register(OpDef("Cumsum", kernel=_cumulative_kernel(np.cumsum, 0), infer=_cumulative_infer("Cumsum"),
-               gradient=_cumsum_gradient))
+               gradient=_cumsum_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:cumsum"}))
 register(OpDef("Cumprod", kernel=_cumulative_kernel(np.cumprod, 1), infer=_cumulative_infer("Cumprod"),
-               gradient=_cumprod_gradient))
+               gradient=_cumprod_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:cumprod"}))
 
 
 def _cumulative_fn(op_name, public_name, what):

@@ -50,7 +50,8 @@ def _sum_to_shape_gradient(op, grad):
 
 
 register(OpDef("SumToShape", kernel=_sum_to_shape_kernel, infer=_sum_to_shape_infer,
-               gradient=_sum_to_shape_gradient))
+               gradient=_sum_to_shape_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:sum_to_shape"}))
 
 
 def sum_to_shape(x, shape):

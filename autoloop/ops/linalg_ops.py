@@ -80,7 +80,8 @@ def _eye_kernel(num_rows, num_columns, batch_shape, dtype):
     return np.array(np.broadcast_to(matrix, tuple(batch_shape) + matrix.shape))
 
 
-register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:eye"}))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
@@ -214,7 +215,8 @@ def _einsum_gradient(op, grad):
     return grads
 
 
-register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer, gradient=_einsum_gradient))
+register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer, gradient=_einsum_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:einsum"}))
 
 
 def einsum(equation, *inputs, name=None, **kwargs):

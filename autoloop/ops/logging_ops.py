@@ -74,7 +74,8 @@ def _print_kernel(*arrays, template, stream, flush=False):
     return ()
 
 
-register(OpDef("PrintV2", kernel=_print_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("PrintV2", kernel=_print_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:print_"}))
 
 
 def print_(*values, sep=" ", end="\n", output_stream="stdout", file=None, flush=False, name=None):
@@ -127,7 +128,8 @@ def _assert_kernel(condition, *data, template, summarize):
     return ()
 
 
-register(OpDef("Assert", kernel=_assert_kernel, infer=_assert_infer, stateful=True, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Assert", kernel=_assert_kernel, infer=_assert_infer, stateful=True, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:assert_"}))
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - the TF name

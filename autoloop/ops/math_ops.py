@@ -60,9 +60,12 @@ def _is_python(value) -> bool:
     return isinstance(value, bool | int | float | list | tuple)
 
 
-def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None, gradient=None):
+def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None, gradient=None,
+                          jax=None):
+    """`jax` names the JAX kernel; a numpy ufunc's is the ``jax.numpy`` function of the same name."""
+    jax = jax or f"jax.numpy:{kernel.__name__}"
     register(OpDef(name, kernel=kernel, infer=infer.elementwise(allowed, result_dtype)(name), expr=expr,
-                   scalar_expr=scalar_expr, gradient=gradient))
+                   scalar_expr=scalar_expr, gradient=gradient, kernels={"jax": jax}))
 
 
 # -- gradients ---------------------------------------------------------------
@@ -147,6 +150,7 @@ def _extreme_scalar_expr(ufunc_name, wins, loses):
 
 
 BOOL = dtypes.bool_
+_JAX_KERNELS = "autoloop.backends.jax.kernels"
 _NOT_SCALAR = "(np.False_ if {0} else np.True_)"  # `~` and np.logical_not on a bool scalar: 0.1-0.3 µs
 
 # -- binary arithmetic -----------------------------------------------------
@@ -155,7 +159,7 @@ _register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})", gradient
 _register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})", gradient=_MUL)
 
 
-def _integer_division(name, kernel, symbol, gradient):
+def _integer_division(name, kernel, symbol, gradient, jax):
     """``//`` or ``%``: by zero, an integer ``integer`` division raises (a float one gives inf/nan)."""
     def checked(x, y, integer=False):
         if integer and not np.all(y):
@@ -165,12 +169,13 @@ def _integer_division(name, kernel, symbol, gradient):
     def expr(attrs):
         return None if attrs.get("integer") else f"({{0}} {symbol} {{1}})"
     register(OpDef(name, kernel=checked, infer=infer.elementwise(infer.NUMERIC)(name), expr=expr,
-                   gradient=gradient))
+                   gradient=gradient, kernels={"jax": jax}))
 
 
 # Piecewise constant: its derivative is zero wherever it exists (TensorFlow gives none).
-_integer_division("FloorDiv", np.floor_divide, "//", NOT_DIFFERENTIABLE)
-_integer_division("FloorMod", np.mod, "%", _binary_gradient(lambda op, g: g, _floor_mod_y))
+_integer_division("FloorDiv", np.floor_divide, "//", NOT_DIFFERENTIABLE, f"{_JAX_KERNELS}.math:floor_div")
+_integer_division("FloorMod", np.mod, "%", _binary_gradient(lambda op, g: g, _floor_mod_y),
+                  f"{_JAX_KERNELS}.math:floor_mod")
 # On float scalars, numpy's `**` is C pow while np.power takes sqrt for an exponent of 0.5:
 # (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan.
 _register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})",
@@ -218,7 +223,8 @@ def _divide_scalar_expr(attrs, input_dtypes):
     return "({0} / {1})" if dtype.is_floating or _quotient_dtype(dtype) is dtypes.float64 else None
 
 
-register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer, scalar_expr=_divide_scalar_expr, gradient=_DIV))
+register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer, scalar_expr=_divide_scalar_expr, gradient=_DIV,
+               kernels={"jax": f"{_JAX_KERNELS}.math:real_div"}))
 
 # -- comparisons -------------------------------------------------------------
 for _name, _kernel, _expr in [("Less", np.less, "({0} < {1})"), ("LessEqual", np.less_equal, "({0} <= {1})"),
@@ -271,8 +277,10 @@ def _identity_gradient(op, grad):
     return [grad]
 
 
-_register_elementwise("Sigmoid", _sigmoid, infer.FLOATS, gradient=_unary_gradient(_sigmoid_part))
-_register_elementwise("Identity", lambda x: x, infer.ALL + (dtypes.variant,), "{0}", gradient=_identity_gradient)
+_register_elementwise("Sigmoid", _sigmoid, infer.FLOATS, gradient=_unary_gradient(_sigmoid_part),
+                      jax=f"{_JAX_KERNELS}.math:sigmoid")
+_register_elementwise("Identity", lambda x: x, infer.ALL + (dtypes.variant,), "{0}", gradient=_identity_gradient,
+                      jax=f"{_JAX_KERNELS}.math:identity")
 
 
 # -- cast ------------------------------------------------------------------
@@ -290,7 +298,8 @@ def _cast_gradient(op, grad):
 
 
 register(OpDef("Cast", kernel=lambda x, dtype: np.asarray(x).astype(dtype.as_numpy_dtype), infer=_cast_infer,
-               gradient=_cast_gradient))
+               gradient=_cast_gradient,
+               kernels={"jax": f"{_JAX_KERNELS}.math:cast"}))
 
 
 # -- matmul ------------------------------------------------------------------
@@ -368,7 +377,8 @@ def _outer(column, row):
     return _expand_last(column) * apply("ExpandDims", [row], {"axis": row.shape.rank - 1})
 
 
-register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1})", gradient=_matmul_gradient))
+register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1})", gradient=_matmul_gradient,
+               kernels={"jax": "jax.numpy:matmul"}))
 
 
 # -- public functions ----------------------------------------------------------

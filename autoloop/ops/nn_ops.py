@@ -25,7 +25,8 @@ def _relu_gradient(op, grad):
 
 
 register(OpDef("Relu", kernel=lambda x: np.maximum(x, np.zeros((), np.asarray(x).dtype)),
-               infer=infer.elementwise(infer.NUMERIC)("Relu"), gradient=_relu_gradient))
+               infer=infer.elementwise(infer.NUMERIC)("Relu"), gradient=_relu_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.math:relu"}))
 
 
 def relu(features, name=None):
@@ -72,9 +73,11 @@ def _log_softmax_gradient(op, grad):
     return [grad - apply("Exp", [op.outputs[0]]) * _along(op, grad)]
 
 
-register(OpDef("Softmax", kernel=_softmax_kernel, infer=_normalize_infer("Softmax"), gradient=_softmax_gradient))
+register(OpDef("Softmax", kernel=_softmax_kernel, infer=_normalize_infer("Softmax"), gradient=_softmax_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.math:softmax"}))
 register(OpDef("LogSoftmax", kernel=_log_softmax_kernel, infer=_normalize_infer("LogSoftmax"),
-               gradient=_log_softmax_gradient))
+               gradient=_log_softmax_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.math:log_softmax"}))
 
 
 def _normalize_fn(op_name, public_name, what):

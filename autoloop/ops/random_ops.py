@@ -205,7 +205,8 @@ def _uniform_gradient(op, grad):
 
 
 register(OpDef("RandomUniform", kernel=_uniform_kernel, infer=_uniform_infer, stateful=True,
-               gradient=_uniform_gradient))
+               gradient=_uniform_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:uniform"}))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -249,7 +250,8 @@ def _normal_gradient(op, grad):
 
 
 register(OpDef("RandomNormal", kernel=_normal_kernel, infer=_normal_infer, stateful=True,
-               gradient=_normal_gradient))
+               gradient=_normal_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:normal"}))
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):

@@ -163,9 +163,12 @@ def _float_only(rule):
     return checked
 
 
+_JAX_KERNELS = {"Sum": "total", "Prod": "product", "Mean": "mean", "Max": "largest", "Min": "smallest",
+                "Any": "any_", "All": "all_"}
 for _name, (_kernel, _allowed, _expr) in _REDUCTIONS.items():
     register(OpDef(_name, kernel=_kernel, infer=_reduce_infer(_name, _allowed), expr=_expr,
-                   gradient=_float_only(_GRADIENTS[_name])))
+                   gradient=_float_only(_GRADIENTS[_name]),
+                   kernels={"jax": f"autoloop.backends.jax.kernels.reductions:{_JAX_KERNELS[_name]}"}))
 
 
 def _reduction(op_name, public_name, what):
@@ -219,9 +222,11 @@ def _arg_expr(method):
 
 
 register(OpDef("ArgMax", kernel=_arg_kernel(np.argmax), infer=_arg_infer("ArgMax"), expr=_arg_expr("argmax"),
-               gradient=NOT_DIFFERENTIABLE))
+               gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:argmax"}))
 register(OpDef("ArgMin", kernel=_arg_kernel(np.argmin), infer=_arg_infer("ArgMin"), expr=_arg_expr("argmin"),
-               gradient=NOT_DIFFERENTIABLE))
+               gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.reductions:argmin"}))
 
 
 def _arg_fn(op_name, public_name, what):

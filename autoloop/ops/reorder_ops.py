@@ -42,7 +42,8 @@ def _reverse_infer(x, axis):
 
 register(OpDef("ReverseV2", kernel=lambda x, axis: np.flip(x, axis), infer=_reverse_infer,
                gradient=lambda op, grad: [apply("ReverseV2", [grad], op.attrs)
-                                          if op.input_specs[0].dtype.is_floating else None]))
+                                          if op.input_specs[0].dtype.is_floating else None],
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:reverse"}))
 
 
 def reverse(tensor, axis, name=None):
@@ -71,7 +72,8 @@ def _roll_kernel(x, shift, axis):
 
 register(OpDef("Roll", kernel=_roll_kernel, infer=_roll_infer,
                gradient=lambda op, grad: [apply("Roll", [grad, -op.inputs[1]], op.attrs)
-                                          if op.input_specs[0].dtype.is_floating else None, None]))
+                                          if op.input_specs[0].dtype.is_floating else None, None],
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:roll"}))
 
 
 def roll(input, shift, axis, name=None):
@@ -130,9 +132,11 @@ def _sort_gradient(op, grad):
     return [apply("PermuteAlongAxis", [grad, inverse], {"axis": axis})]
 
 
-register(OpDef("Sort", kernel=_sort_kernel, infer=_sort_infer("Sort"), gradient=_sort_gradient))
+register(OpDef("Sort", kernel=_sort_kernel, infer=_sort_infer("Sort"), gradient=_sort_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:sort"}))
 register(OpDef("ArgSort", kernel=_argsort_kernel, infer=_sort_infer("ArgSort", dtypes.int32),
-               gradient=NOT_DIFFERENTIABLE))
+               gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:argsort"}))
 
 
 # -- PermuteAlongAxis: ``take_along_axis`` for an `order` that permutes each slice (Sort's gradient) --
@@ -147,7 +151,8 @@ def _permute_gradient(op, grad):
 
 
 register(OpDef("PermuteAlongAxis", kernel=lambda x, order, axis: np.take_along_axis(np.asarray(x), order, axis),
-               infer=_permute_infer, gradient=_permute_gradient))
+               infer=_permute_infer, gradient=_permute_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:permute_along_axis"}))
 
 
 def _sort_attrs(op_name, values, axis, direction):

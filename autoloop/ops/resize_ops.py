@@ -73,7 +73,8 @@ def _pad_gradient(op, grad):
     return [inner, apply("Sum", [grad], total) - apply("Sum", [inner], total)]
 
 
-register(OpDef("Pad", kernel=_pad_kernel, infer=_pad_infer, gradient=_pad_gradient))
+register(OpDef("Pad", kernel=_pad_kernel, infer=_pad_infer, gradient=_pad_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad"}))
 
 
 # -- PadGrad: Pad's gradient (the transpose of padding, as a linear map of the input) ------------------
@@ -102,7 +103,8 @@ def _pad_grad_infer(grad, paddings, mode):
 
 register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
                gradient=lambda op, grad: [apply("Pad", [grad, convert(op.input_specs[0].dtype.as_numpy_dtype(0))],
-                                                op.attrs)]))
+                                                op.attrs)],
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_grad"}))
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
@@ -181,7 +183,8 @@ def _split_gradient(op, *grads):
     return [apply("ConcatV2", parts, {"axis": op.attrs["axis"]}) if len(parts) > 1 else parts[0]]
 
 
-register(OpDef("SplitV", kernel=_split_kernel, infer=_split_infer, gradient=_split_gradient))
+register(OpDef("SplitV", kernel=_split_kernel, infer=_split_infer, gradient=_split_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:split"}))
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
@@ -242,7 +245,8 @@ def _broadcast_to_gradient(op, grad):
     return [reduce_to_input(op, 0, grad) if op.input_specs[0].dtype.is_floating else None] + rest
 
 
-register(OpDef("BroadcastTo", kernel=_broadcast_to_kernel, infer=_broadcast_to_infer, gradient=_broadcast_to_gradient))
+register(OpDef("BroadcastTo", kernel=_broadcast_to_kernel, infer=_broadcast_to_infer, gradient=_broadcast_to_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:broadcast_to"}))
 
 
 def broadcast_to(input, shape, name=None):

@@ -62,9 +62,12 @@ def _no_outputs(*specs, **attrs):
 
 
 register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
-               gradient=lambda op, grad: [None, grad]))
+               gradient=lambda op, grad: [None, grad],
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:check_defined"}))
 # The same check for an item or attribute a container holds: it runs only where the value is
 # used (a dict returned or read later), never merely because the container was written.
 register(OpDef("CheckAssigned", kernel=_check_defined_kernel, infer=_check_defined_infer,
-               gradient=lambda op, grad: [None, grad]))
-register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE))
+               gradient=lambda op, grad: [None, grad],
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:check_defined"}))
+register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:assert_true"}))

@@ -82,7 +82,8 @@ def _gather_nd_gradient(op, grad):
     return [apply("ScatterNd", [op.inputs[1], grad, shape]), None]
 
 
-register(OpDef("GatherNd", kernel=_gather_nd_kernel, infer=_gather_nd_infer, gradient=_gather_nd_gradient))
+register(OpDef("GatherNd", kernel=_gather_nd_kernel, infer=_gather_nd_infer, gradient=_gather_nd_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:gather_nd"}))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -127,7 +128,8 @@ def _scatter_nd_kernel(indices, updates, dims):
 
 register(OpDef("ScatterNd", kernel=_scatter_nd_kernel, infer=_scatter_nd_infer,
                gradient=lambda op, grad: [None, apply("GatherNd", [grad, op.inputs[0]])
-                                          if op.input_specs[1].dtype.is_floating else None, None]))
+                                          if op.input_specs[1].dtype.is_floating else None, None],
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:scatter_nd"}))
 
 
 def scatter_nd(indices, updates, shape, name=None):
@@ -170,7 +172,8 @@ def _tensor_scatter_gradient(op, grad):
 
 
 register(OpDef("TensorScatterUpdate", kernel=_tensor_scatter_kernel, infer=_tensor_scatter_infer,
-               gradient=_tensor_scatter_gradient))
+               gradient=_tensor_scatter_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:tensor_scatter_update"}))
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):

@@ -67,7 +67,8 @@ def _gather_gradient(op, grad):
     return [apply("Transpose", [scattered], {"perm": back}) if axis else scattered, None]
 
 
-register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer, gradient=_gather_gradient))
+register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer, gradient=_gather_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:gather"}))
 
 
 def gather(params, indices, axis=None, batch_dims=0, name=None):
@@ -122,7 +123,8 @@ def _one_hot_gradient(op, grad):
     return [None, on, apply("Sum", [grad], total) - on]
 
 
-register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer, gradient=_one_hot_gradient))
+register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer, gradient=_one_hot_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:one_hot"}))
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -175,7 +177,8 @@ def _select_gradient(op, grad):
 
 
 register(OpDef("SelectV2", kernel=np.where, infer=_select_infer, scalar_expr="({1} if {0} else {2})",
-               gradient=_select_gradient))
+               gradient=_select_gradient,
+               kernels={"jax": "jax.numpy:where"}))
 
 
 def _where_infer(condition):
@@ -186,7 +189,8 @@ def _where_infer(condition):
 
 
 register(OpDef("Where", kernel=lambda condition: np.argwhere(condition).astype(np.int64, copy=False),
-               infer=_where_infer, gradient=NOT_DIFFERENTIABLE))
+               infer=_where_infer, gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:where"}))
 
 
 def where(condition, x=None, y=None, name=None):

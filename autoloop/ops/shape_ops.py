@@ -83,7 +83,8 @@ def _pack_gradient(op, grad):
 
 
 register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
-               gradient=_pack_gradient))
+               gradient=_pack_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pack"}))
 
 
 def stack(values, axis=0, name=None):
@@ -145,7 +146,8 @@ def _unpack_gradient(op, *grads):
     return [apply("Pack", parts, {"axis": op.attrs["axis"]})]
 
 
-register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient))
+register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:unpack"}))
 
 
 def unstack(value, num=None, axis=0, name=None) -> list:
@@ -219,7 +221,8 @@ def _same_elements_gradient(op, grad):
 
 
 register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
-               gradient=_same_elements_gradient))
+               gradient=_same_elements_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:reshape"}))
 
 
 def reshape(tensor, shape, name=None):
@@ -259,7 +262,8 @@ def _transpose_gradient(op, grad):
 
 
 register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
-               expr=_transpose_expr, gradient=_transpose_gradient))
+               expr=_transpose_expr, gradient=_transpose_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:transpose"}))
 
 
 def transpose(a, perm=None, name=None):
@@ -292,7 +296,8 @@ def _expand_dims_expr(attrs):
 
 
 register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
-               expr=_expand_dims_expr, gradient=_same_elements_gradient))
+               expr=_expand_dims_expr, gradient=_same_elements_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:expand_dims"}))
 
 
 def expand_dims(input, axis, name=None):
@@ -331,7 +336,8 @@ def _squeeze_kernel(x, axis):
 
 
 register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
-               gradient=_same_elements_gradient))
+               gradient=_same_elements_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:squeeze"}))
 
 
 def squeeze(input, axis=None, name=None):
@@ -391,7 +397,8 @@ def _tile_gradient(op, grad):
     return [reshape_to_input(op, 0, total)] + rest
 
 
-register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient))
+register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:tile"}))
 
 
 def tile(input, multiples, name=None):

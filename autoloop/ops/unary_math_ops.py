@@ -44,8 +44,9 @@ _GRADIENTS = {
 }
 
 for _op_name, (_public, _kernel, _allowed, _result, _what) in _UNARY.items():
+    _jax = "autoloop.backends.jax.kernels.math:rsqrt" if _op_name == "Rsqrt" else f"jax.numpy:{_kernel.__name__}"
     register(OpDef(_op_name, kernel=_kernel, infer=infer.elementwise(_allowed, _result)(_op_name),
-                   gradient=_GRADIENTS[_op_name]))
+                   gradient=_GRADIENTS[_op_name], kernels={"jax": _jax}))
 
 
 def _unary_fn(op_name: str):

@@ -1,0 +1,80 @@
+"""What the JAX backend learns about a graph once, before lowering it: `ProgramFacts`.
+
+- the order in which each (sub-)graph's needed nodes run (`schedule`);
+- the run-time checks (`autoloop.backends.jax.checks.Sites`): every node
+  whose JAX kernel is `checked` and needs a check;
+- the buffer layout of every list (TensorArray flows, gradient stacks and
+  gradient lists: `autoloop.backends.jax.layouts`);
+- whether the program has effects (prints, host calls) and 64-bit values.
+
+The facts belong to one `JaxProgram` and live as long as it does.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.backends.jax.checks import Sites
+from autoloop.backends.jax.layouts import Layouts
+from autoloop.ir.effects import has_effects
+from autoloop.ops import registry
+
+_WIDE = (dtypes.int64, dtypes.float64)
+
+
+class ProgramFacts:
+    """The static facts of `graph` for lowering; see the module docstring."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.sites = find_sites(graph)
+        self.layouts = Layouts(graph)
+        self.has_effects = any(has_effects(node) for node in graph.nodes)
+        self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
+        self._schedules: dict = {}
+        self._lock = threading.Lock()
+
+    def schedule(self, graph) -> list:
+        """The nodes of `graph` that its outputs and effects need, in graph order, without placeholders."""
+        nodes = self._schedules.get(id(graph))
+        if nodes is None:
+            from autoloop.backends.jax.lowering import folded_values
+            nodes = [n for n in graph.live_nodes(is_leaf=lambda n: folded_values(n) is not None)
+                     if n.op != "Placeholder"]
+            with self._lock:
+                self._schedules[id(graph)] = nodes  # sub-graphs live as long as `self.graph`: ids stay unique
+        return nodes
+
+    def carry_value(self, value, param):
+        """`value` as the loop state holds it for the loop variable `param`: a JAX value of its dtype."""
+        if param.dtype is dtypes.variant:
+            return self.layouts.as_buffer(value, param)
+        if isinstance(value, np.ndarray | np.generic | bool | int | float):
+            import jax.numpy as jnp
+            return jnp.asarray(value, param.dtype.as_numpy_dtype)
+        return value
+
+
+def find_sites(graph) -> Sites:
+    """The run-time checks of `graph` and its sub-graphs, in graph order."""
+    sites = Sites()
+    for node in graph.walk():
+        site = _site_rule(node.op)
+        if site is None:
+            continue
+        found = site(node)
+        if found is not None:
+            witness, reproduce = found
+            sites.add(node, witness, reproduce)
+    return sites
+
+
+def _site_rule(op_name):
+    try:
+        rule = registry.get(op_name).kernel_for("jax").fn
+    except KeyError:  # a control-flow op, or an op without a JAX kernel (an error when lowered)
+        return None
+    return getattr(rule, "site", None)

@@ -1,0 +1,101 @@
+"""`JaxProgram`: a graph compiled by XLA once per input signature, called like `CompiledGraph`.
+
+    program = JaxProgram(graph)
+    outputs = program(*input_arrays)        # a tuple of numpy values (or JAX arrays)
+
+The graph is analysed once (`ProgramFacts`: the checks, the lists' buffer
+layouts, the loops' bounds), then lowered under ``jax.jit``
+(`autoloop.backends.jax.lowering`): JAX traces it once per input shape,
+dtype and placement, and XLA compiles that trace.
+
+Inputs may be numpy values or JAX arrays; a JAX array stays where it lives
+(a device, or sharded over several), and the computation runs there
+(``jax.jit`` follows its inputs' placement). Results are numpy values by
+default, or the JAX arrays themselves with ``jax_arrays=True`` (no copy;
+they keep the placement XLA gave them). A list (a TensorArray's flow)
+comes back as its elements; a stacked list whose length is known only
+at run time comes back trimmed to that length.
+
+A program that uses 64-bit values (int64, float64) is traced and run with
+JAX's 64-bit mode on for the call only (``jax.enable_x64``), so autoloop's
+dtypes are kept exactly whatever the process-wide JAX setting is.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from autoloop.backends.jax import buffers, checks
+from autoloop.backends.jax.analysis import ProgramFacts
+
+_registered = threading.Lock()
+_ready = False
+
+
+def _register_pytrees() -> None:
+    global _ready
+    with _registered:
+        if not _ready:
+            checks.register_pytree()
+            buffers.register_pytrees()
+            _ready = True
+
+
+class JaxProgram:
+    """`graph` lowered to JAX and compiled by XLA per input signature; see the module docstring."""
+
+    def __init__(self, graph, jax_arrays: bool = False):
+        import jax
+        _register_pytrees()
+        self.graph = graph
+        self.jax_arrays = jax_arrays
+        self.facts = ProgramFacts(graph)
+        self._x64 = self.facts.uses_64_bits
+        self._effects = self.facts.has_effects
+        self._jitted = jax.jit(self._lowered)
+
+    def _lowered(self, *inputs):
+        from autoloop.backends.jax.lowering import Lowering
+        lowering = Lowering(self.facts)
+        outputs = lowering.run_graph(self.graph, list(inputs))
+        errors = lowering.errors
+        return outputs, (errors.code, errors.witness) if errors is not None else None
+
+    def lower(self, *inputs):
+        """The ``jax.stages.Lowered`` of the program for these inputs (for inspecting the HLO)."""
+        import jax
+        with jax.enable_x64(self._x64):
+            return self._jitted.lower(*inputs)
+
+    def __call__(self, *inputs):
+        import jax
+        if self._x64:
+            with jax.enable_x64(True):
+                outputs, errors = self._jitted(*inputs)
+        else:
+            outputs, errors = self._jitted(*inputs)
+        if self._effects:
+            jax.effects_barrier()  # prints and host calls done before we return, as on numpy
+        if errors is not None:
+            checks.raise_failure(self.facts.sites, errors[0], errors[1])
+        return tuple(self._result(value) for value in outputs)
+
+    def _result(self, value):
+        if isinstance(value, buffers.Buffer):
+            return value.elements()
+        if isinstance(value, buffers.Padded):
+            value = value.trimmed()
+        if self.jax_arrays:
+            return value
+        array = np.asarray(value)
+        return array[()] if array.ndim == 0 else array
+
+
+def compile_graph(graph, jax_arrays: bool = False) -> JaxProgram:
+    """`graph` compiled for XLA (the ``"jax"`` entry of `autoloop.backends.BACKENDS`)."""
+    return JaxProgram(graph, jax_arrays=jax_arrays)
+
+
+__all__ = ["JaxProgram", "compile_graph"]

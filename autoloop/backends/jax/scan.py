@@ -1,0 +1,191 @@
+"""The ``"jax"`` rule of ``Scan``: ``lax.scan`` when the frames are counted, else a masked ``lax.while_loop``.
+
+A scan over a known number of frames with no cond is ``lax.scan`` over
+the frames of ``xs`` (or a range of ``spatial_dim``): the ys frames come
+back stacked. Otherwise the reference semantics of
+`autoloop.control_flow.scan` run as one ``lax.while_loop`` with the ys
+written into buffers of the scan's bound (the length of ``xs``,
+``spatial_dim`` or ``max_seq_len``); a batched scan (``cond_dims``) masks
+finished entries (their state stops changing, their frames are zeros) and
+never compacts, which gives the same results with static shapes. The
+condition is evaluated at the end of each frame (and once before the
+first), so that its run-time checks can fail the loop.
+
+The ys of a scan that stops on a cond have a length known only when it
+runs: they come back trimmed as results of the function (`buffers.Padded`);
+a scan with ys and a cond needs a bound (``max_seq_len``, ``xs`` or
+``spatial_dim``) to preallocate them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop.backends.jax.bounds import trip_count
+from autoloop.backends.jax.buffers import Buffer, Padded
+from autoloop.backends.jax.control_flow import check_shapes_kept, run_subgraph
+from autoloop.backends.jax.lowering import is_static, unsupported
+from autoloop.control_flow.scan_run import frame_limit
+from autoloop.ir import control_flow
+
+
+def lower_scan(lowering, node, args) -> list:
+    import jax.numpy as jnp
+    groups = control_flow.split(node, args)
+    xs = [jnp.asarray(x) for x in groups.xs]
+    limit, error = _limit(groups, xs)
+    if error is not None:
+        return lowering.fail_always(node, error)
+    attrs = node.attrs
+    state = [lowering.facts.carry_value(v, p) for v, p in zip(groups.initial, attrs["body"].inputs[len(xs):])]
+    if not attrs["has_cond"] and is_static(limit) and not attrs["cond_dims"].rank:
+        return _counted(lowering, node, groups, xs, state, int(limit))
+    return _masked(lowering, node, groups, xs, state, limit)
+
+
+def _limit(groups, xs):
+    """``(the most frames, None)``: a number if known while compiling, else a JAX scalar; or ``(None,
+    the error)`` when numpy's check of the counts fails."""
+    import jax.numpy as jnp
+    spatial_dim = groups.spatial_dim[0] if groups.spatial_dim else None
+    max_seq_len = groups.max_seq_len[0] if groups.max_seq_len else None
+    counts = [spatial_dim, max_seq_len]
+    if all(c is None or is_static(c) for c in counts):
+        try:
+            return frame_limit([np.zeros(x.shape[:1]) for x in xs], spatial_dim, max_seq_len), None
+        except Exception as error:  # noqa: BLE001 - the numpy frame loop's own check, failing when it runs
+            return None, error
+    limit = xs[0].shape[0] if xs else None
+    for count in counts:
+        if count is not None:
+            count = jnp.maximum(jnp.asarray(count, jnp.int32), 0)
+            limit = count if limit is None else jnp.minimum(limit, count)
+    return limit, None
+
+
+def _counted(lowering, node, groups, xs, state, frames: int) -> list:
+    """No cond and a known number of frames: ``lax.scan``."""
+    import jax
+    import jax.numpy as jnp
+    body, num_ys = node.attrs["body"], node.attrs["num_ys"]
+    captures = list(groups.body_captures)
+    xs = [x[:frames] for x in xs]
+
+    def step(carry, x):
+        values, errors = carry
+        results, errors = run_subgraph(lowering, body, list(x) + list(values) + captures, errors)
+        new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(xs):])]
+        return (new, errors), [jnp.asarray(y) for y in results[:num_ys]]
+
+    carry = (state, lowering.errors)
+    step_jit = jax.jit(step)
+    example = [jax.ShapeDtypeStruct(x.shape[1:], x.dtype) for x in xs]
+    check_shapes_kept(node, state, jax.eval_shape(step_jit, carry, example)[0][0], "scan's state")
+    if frames == 0:
+        ys = [_empty_frames(node, j) for j in range(num_ys)]
+        final = carry
+    else:
+        final, ys = jax.lax.scan(step_jit, carry, xs, length=frames)
+    lowering.errors = final[1]
+    ys = [Buffer(y, jnp.int32(frames)) if node.attrs["return_tensor_arrays"] else y for y in ys]
+    return list(ys) + list(final[0]) + [np.int32(frames)]
+
+
+def _empty_frames(node, index):
+    import jax.numpy as jnp
+    frame = node.attrs["ys_frames"][index]
+    dtype = node.attrs["body"].outputs[index].dtype.as_numpy_dtype
+    return jnp.zeros((0,) + tuple(frame.as_list()), dtype)
+
+
+def _masked(lowering, node, groups, xs, state, limit) -> list:
+    """The reference semantics as one ``lax.while_loop``; see the module docstring."""
+    import jax
+    import jax.numpy as jnp
+    attrs = node.attrs
+    cond, body, num_ys = attrs["cond"], attrs["body"], attrs["num_ys"]
+    rank = attrs["cond_dims"].rank or 0
+    has_cond, before = attrs["has_cond"], attrs["cond_before_body"]
+    bound = int(limit) if is_static(limit) else trip_count(node).upper
+    if num_ys and bound is None:
+        raise unsupported(node, "a scan that collects ys and stops on its cond, with no bound on its frames,", (
+            "XLA preallocates the ys: give max_seq_len (or xs, or spatial_dim), or run on backend='numpy'"))
+    limit = jnp.asarray(limit, jnp.int32)
+    entries = tuple(state[0].shape[:rank]) if rank else ()
+
+    def frame(step):
+        return [jax.lax.dynamic_index_in_dim(x, step, keepdims=False) for x in xs]
+
+    def test(step, values, errors, previous):
+        """Whether frame `step` runs, as numpy decides it; the error state after the cond."""
+        if not has_cond:
+            return jnp.ones(entries, bool), errors
+        x = frame(jnp.maximum(step - 1, 0)) if previous else frame(step)
+        (result,), errors = run_subgraph(lowering, cond, x + list(values) + list(groups.cond_captures), errors)
+        return jnp.broadcast_to(jnp.asarray(result, bool), entries), errors
+
+    def still(step, active, values, errors):
+        """The entries active at frame `step` (before it runs), tested only where numpy tests."""
+        def tested(step, active, values, errors):
+            result, errors = test(step, values, errors, previous=not before)
+            return active & result, errors
+
+        if not has_cond:
+            return active, errors
+        return jax.lax.cond(step < limit, tested, lambda s, a, v, e: (a, e), step, active, values, errors)
+
+    ys = [jnp.zeros((bound,) + entries + tuple(_frame_dims(node, j, rank)), body.outputs[j].dtype.as_numpy_dtype)
+          for j in range(num_ys)]
+    active = jnp.ones(entries, bool)
+    errors = lowering.errors
+    if before:
+        active, errors = still(jnp.int32(0), active, state, errors)
+    carry = (jnp.int32(0), active, jnp.zeros(entries, jnp.int32), tuple(state), ys, errors)
+
+    def cond_fn(carry):
+        step, active, _, _, _, errors = carry
+        going = (step < limit) & jnp.any(active)
+        return going & errors.ok if errors is not None else going
+
+    def body_fn(carry):
+        step, active, lengths, values, ys, errors = carry
+        results, errors = run_subgraph(lowering, body, frame(step) + list(values) + list(groups.body_captures),
+                                       errors)
+        new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(xs):])]
+        if rank:
+            new = [jnp.where(_mask(active, v), v, old) for v, old in zip(new, values)]
+        frames = [jnp.where(_mask(active, jnp.asarray(y)), y, jnp.zeros((), y.dtype)) for y in results[:num_ys]]
+        ys = [jax.lax.dynamic_update_index_in_dim(buffer, f.astype(buffer.dtype), step, 0)
+              for buffer, f in zip(ys, frames)]
+        lengths = lengths + active.astype(jnp.int32)
+        step = step + 1
+        active, errors = still(step, active, new, errors)
+        return step, active, lengths, tuple(new), ys, errors
+
+    body_jit = jax.jit(body_fn)
+    check_shapes_kept(node, carry[3], jax.eval_shape(body_jit, carry)[3], "scan's state")
+    step, _, lengths, values, ys, lowering.errors = jax.lax.while_loop(cond_fn, body_jit, carry)
+    if not rank:
+        lengths = step
+    if attrs["return_tensor_arrays"]:
+        outputs = [Buffer(y, step) for y in ys]
+    else:
+        exact = trip_count(node).exact
+        outputs = [y[:exact] if exact is not None else Padded(y, step, node) for y in ys]
+    return outputs + list(values) + [lengths]
+
+
+def _frame_dims(node, index, rank):
+    frame = node.attrs["ys_frames"][index]
+    dims = frame.as_list()[rank:] if rank else frame.as_list()
+    if any(d is None for d in dims):
+        raise unsupported(node, f"the ys frame {index} of this scan has the shape {frame}, not fully known when "
+                                f"compiling, so it", "give its template a full shape")
+    return dims
+
+
+def _mask(active, value):
+    """`active` with axes of size 1 appended to broadcast against `value` (entries on its leading axes)."""
+    import jax.numpy as jnp
+    value = jnp.asarray(value)
+    return active.reshape(active.shape + (1,) * (value.ndim - active.ndim))
