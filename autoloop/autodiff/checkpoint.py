@@ -34,6 +34,8 @@ checkpoint k, `n` checkpoints stored)::
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from autoloop import dtypes
@@ -45,6 +47,7 @@ from autoloop.control_flow import stacks
 from autoloop.control_flow.cond import cond
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.ir import context, rewrite
+from autoloop.ir.trips import trip_count
 from autoloop.ops.dispatch import constant_node, convert, on_values
 from autoloop.ops.math_ops import cast, equal, minimum
 from autoloop.shapes import TensorShape
@@ -56,6 +59,14 @@ class SquareSchedule:
 
     def position(self, k):
         return k * k
+
+    def checkpoints(self, iterations: int) -> int:
+        """How many checkpoints a loop of at most `iterations` iterations keeps."""
+        return math.isqrt(max(iterations - 1, 0)) + 1
+
+    def longest_segment(self, iterations) -> int | None:
+        """The most iterations between two checkpoints (None if unknown without a bound)."""
+        return None if iterations is None else 2 * math.isqrt(max(iterations - 1, 0)) + 1
 
     def __repr__(self):
         return "checkpoints at iterations 0, 1, 4, 9, ... (memory ~ √T)"
@@ -69,6 +80,12 @@ class StrideSchedule:
 
     def position(self, k):
         return k * self.stride
+
+    def checkpoints(self, iterations: int) -> int:
+        return max(-(-iterations // self.stride), 1)
+
+    def longest_segment(self, iterations) -> int:
+        return self.stride
 
     def __repr__(self):
         return f"a checkpoint every {self.stride} iterations"
@@ -93,7 +110,8 @@ def checkpointed_gradient(op, plan: LoopPlan, initial, schedule, record, memo) -
     node = op.node
     body = node.attrs["body"]
     state = [m for m in range(record.loop_vars) if _read_by_body(body, m)]
-    iterations, stored, saved = _add_checkpoints(node, schedule, state)
+    bound = trip_count(node).upper  # a bound on the iterations lets a static-shape backend size the stacks
+    iterations, stored, saved = _add_checkpoints(node, schedule, state, bound)
     trip, count = op.residuals.value(iterations), op.residuals.value(stored)
     checkpoints = [op.residuals.value(s) for s in saved]
     captured = {placeholder: op.residuals.value(captured_from(body, placeholder))
@@ -106,7 +124,7 @@ def checkpointed_gradient(op, plan: LoopPlan, initial, schedule, record, memo) -
         values = {m: stacks.get(saved_m, k, body.inputs[m].dtype, body.inputs[m].shape)
                   for m, saved_m in zip(state, checkpoints)}
         states = [values[m] if m in values else placeholder_like(body.inputs[m]) for m in range(record.loop_vars)]
-        replayed = _replay(node, record.loop_vars, states, length, captured)
+        replayed = _replay(node, record.loop_vars, states, length, captured, schedule.longest_segment(bound))
         inner = LoopPlan(replayed, plan.active, [])
         positions = []  # where each capture of the original body is in the replayed one (or not read there)
         for placeholder in plan.captures:
@@ -137,9 +155,10 @@ def _read_by_body(body, position: int) -> bool:
     return any(output is parameter for j, output in enumerate(body.outputs) if j != position)
 
 
-def _add_checkpoints(node, schedule, state):
+def _add_checkpoints(node, schedule, state, bound):
     """Give the forward loop a counter, a count of checkpoints and, per state variable, a list
-    of its checkpoints; their values after the loop."""
+    of its checkpoints (at most ``schedule.checkpoints(bound)`` when the loop has a bound); their
+    values after the loop."""
     iterations, counter = add_counter(node)
     body = node.attrs["body"]
     counter_tensor = Tensor(value=counter)
@@ -159,14 +178,15 @@ def _add_checkpoints(node, schedule, state):
             return cond(is_checkpoint["now"], lambda: stacks.push(checkpoints, index, value), lambda: checkpoints)
 
         with context.building(node.graph):
-            empty = stacks.new_stack()
+            empty = stacks.new_stack(bound=None if bound is None else schedule.checkpoints(bound))
         saved.append(rewrite.add_loop_var(node, empty._value, on_values(keep), name="checkpoint"))
     return iterations, stored, saved
 
 
-def _replay(node, count: int, states, length, captured):
+def _replay(node, count: int, states, length, captured, longest):
     """A ``While`` in the graph being built that reruns `node`'s body `length` times from `states`;
-    its loop variables are the original ones and a counter, last."""
+    its loop variables are the original ones and a counter, last. `longest`, the most a segment
+    runs (or None), becomes its ``maximum_iterations``: a bound a static-shape backend needs."""
     body = node.attrs["body"]
 
     def replay_body(*values):
@@ -176,5 +196,5 @@ def _replay(node, count: int, states, length, captured):
 
     invariants = [body.inputs[m].shape for m in range(count)] + [TensorShape([])]
     results = while_loop(lambda *values: values[-1] < length, replay_body, (*states, convert(np.int32(0))),
-                         shape_invariants=tuple(invariants), name=f"{node.name}_replay")
+                         shape_invariants=tuple(invariants), name=f"{node.name}_replay", maximum_iterations=longest)
     return results[0]._value.node

@@ -60,14 +60,18 @@ def scan_by_while(cond, body, initial: list, xs: list, limit, *, has_cond: bool,
         state = list(values[:count])
         if limit is None:
             return test(step, state)
+        if not has_cond:
+            return step < limit  # a plain counted loop: a static-shape backend sees its exact trip count
         return branch(step < limit, lambda: test(step, state), lambda: convert(False))
 
     def loop_body(step, *values):
         frames, state = body([x[step] for x in xs], list(values[:count]))
-        written = [array.write(step, frame) for array, frame in zip(values[count:], frames)]
+        # Frame `step` is appended (written at the array's size, which is `step`).
+        written = [array.write(array.size(), frame) for array, frame in zip(values[count:], frames)]
         return (step + 1, *state, *written)
 
-    results = while_loop(loop_cond, loop_body, (convert(0), *initial, *arrays), name=name)
+    results = while_loop(loop_cond, loop_body, (convert(0), *initial, *arrays), name=name,
+                         maximum_iterations=limit)
     step, state, written = results[0], list(results[1:1 + count]), list(results[1 + count:1 + count + extra])
     return _stacked(written, return_tensor_arrays) + state + [step]
 
@@ -95,11 +99,11 @@ def _entries(cond, body, initial, arrays, limit, has_cond, cond_before_body, ran
         frames, new = body([], state)
         state = [where(_mask(active, value, rank), value, old) for value, old in zip(new, state)]
         frames = [where(_mask(active, frame, rank), frame, zeros_like(frame)) for frame in frames]
-        written = [array.write(step, frame) for array, frame in zip(values[count:], frames)]
+        written = [array.write(array.size(), frame) for array, frame in zip(values[count:], frames)]
         return (step + 1, active, lengths + cast(active, dtypes.int32), *state, *written)
 
     start = (convert(0), ones(entry_shape, dtypes.bool_), zeros(entry_shape, dtypes.int32), *initial, *arrays)
-    results = while_loop(loop_cond, loop_body, start, name=name)
+    results = while_loop(loop_cond, loop_body, start, name=name, maximum_iterations=limit)
     lengths, state = results[2], list(results[3:3 + count])
     return _stacked(list(results[3 + count:]), return_tensor_arrays) + state + [lengths]
 

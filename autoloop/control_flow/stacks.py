@@ -67,7 +67,10 @@ def _push_gradient(op, grad):
     return [apply("TensorListGradErase", [grad, op.inputs[1]]), None, grad_read(grad, op.inputs[1], shape, value.dtype)]
 
 
-register(OpDef("StackNew", kernel=lambda: [], infer=lambda: _STACK, expr="[]", gradient=NOT_DIFFERENTIABLE,
+# A stack's ``bound`` attr (or None) is the most values ever pushed on it, when its maker knows it: a
+# static-shape backend preallocates that many (a checkpointed loop's checkpoints).
+register(OpDef("StackNew", kernel=lambda bound=None: [], infer=lambda bound=None: _STACK, expr="[]",
+               gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:stack_new"}))
 register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
                kernels={"jax": "autoloop.backends.jax.buffers:stack_push"}))
@@ -76,8 +79,9 @@ register(OpDef("StackGet", kernel=_get, infer=_get_infer, expr="{0}[{1}]",
                kernels={"jax": "autoloop.backends.jax.buffers:stack_get"}))
 
 
-def new_stack():
-    return apply("StackNew", [])
+def new_stack(bound=None):
+    """An empty stack; `bound`: the most values that will be pushed on it, if known."""
+    return apply("StackNew", [], {"bound": bound} if bound is not None else {})
 
 
 def push(stack, index, value):

@@ -5,7 +5,7 @@ here (needs ``pip install 'autoloop[jax]'``):
 
 1. `analysis.ProgramFacts`: what the graph says before it runs: the
    run-time checks (`checks`), the buffer each list gets (`layouts`,
-   `bounds`);
+   `autoloop.ir.trips`);
 2. `lowering.Lowering`: the graph interpreted under ``jax.jit``'s tracing,
    op by op through the registry's ``"jax"`` kernels (`kernels`, `buffers`)
    and the control-flow rules (`control_flow`: ``While`` ->

@@ -19,6 +19,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
 from autoloop.backends.jax.layouts import Layouts
+from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
 
@@ -49,9 +50,10 @@ class ProgramFacts:
         return nodes
 
     def carry_value(self, value, param):
-        """`value` as the loop state holds it for the loop variable `param`: a JAX value of its dtype."""
-        if param.dtype is dtypes.variant:
-            return self.layouts.as_buffer(value, param)
+        """`value` as the loop state holds it for the loop variable `param`: a JAX value of its dtype (a
+        list is already its buffer)."""
+        if hasattr(value, "refuse"):  # a stacked list of run-time length (buffers.Padded)
+            raise value.refuse(param.node)
         if isinstance(value, np.ndarray | np.generic | bool | int | float):
             import jax.numpy as jnp
             return jnp.asarray(value, param.dtype.as_numpy_dtype)
@@ -73,8 +75,10 @@ def find_sites(graph) -> Sites:
 
 
 def _site_rule(op_name):
+    """The site rule of `op_name`'s JAX kernel (or control-flow rule), if it checks values at run time."""
+    op = control_flow.lookup(op_name)
     try:
-        rule = registry.get(op_name).kernel_for("jax").fn
-    except KeyError:  # a control-flow op, or an op without a JAX kernel (an error when lowered)
+        rule = op.kernel_for("jax") if op is not None else registry.get(op_name).kernel_for("jax").fn
+    except KeyError:  # an op without a JAX kernel (an error when lowered)
         return None
     return getattr(rule, "site", None)

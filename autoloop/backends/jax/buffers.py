@@ -330,7 +330,7 @@ def size(values):
 
 # -- stacks: where a gradient saves values, pushed at the loop counter ------------------------------
 @with_node
-def stack_new(lowering, node):
+def stack_new(lowering, node, bound=None):
     return Buffer.empty(lowering.layout(node.outputs[0]), 0)
 
 
@@ -398,6 +398,9 @@ def grad_stack(lowering, node, gradients, count, shape, element_dtype):
 def grad_unstack(lowering, node, value):
     import jax.numpy as jnp
     layout = lowering.layout(node.outputs[0])
+    if value.shape[0] > layout.capacity:
+        raise unsupported(node, f"the gradient of a list of {value.shape[0]} elements, more than the "
+                                f"{layout.capacity} found when compiling,", "give the list a static length")
     items = jnp.zeros((layout.capacity,) + value.shape[1:], value.dtype).at[:value.shape[0]].set(value)
     return Buffer(items, jnp.int32(value.shape[0]))
 

@@ -163,14 +163,14 @@ def raise_failure(sites: Sites, code, witness: dict) -> None:
 def replay(*positions, when=None):
     """A site rule (`autoloop.backends.jax.lowering.checked`) for a node whose numpy kernel raises.
 
-    The witness is the node's inputs at `positions`; on failure the numpy
+    The witness is the node's inputs at `positions` (those it has); on failure the numpy
     kernel runs again on them (the other inputs: their values if tracing
     knew them, else zeros of their static shape) and raises its own error.
     `when(node)` may say that a node needs no check. A node whose inputs'
     shapes are not static gets no check.
     """
     def site(node):
-        from autoloop.backends.jax.bounds import known
+        from autoloop.ir.trips import known
         from autoloop.ops import registry
         if when is not None and not when(node):
             return None
@@ -181,14 +181,15 @@ def replay(*positions, when=None):
             found = known(value)
             fill.append(found if found is not None else
                         np.zeros(value.shape.as_list(), value.dtype.as_numpy_dtype)[()])
+        chosen = [p for p in positions if p < len(node.inputs)]
         witness = [(np.dtype(node.inputs[p].dtype.as_numpy_dtype), tuple(node.inputs[p].shape.as_list()))
-                   for p in positions]
+                   for p in chosen]
         kernel = registry.get(node.op).kernel
         attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
 
         def reproduce(*values):
             args = list(fill)
-            for position, value in zip(positions, values):
+            for position, value in zip(chosen, values):
                 args[position] = value
             with np.errstate(all="ignore"):
                 kernel(*args, **attrs)

@@ -133,8 +133,11 @@ def lower_cond(lowering, node, args) -> list:
         def run(errors):
             saved, lowering.errors = lowering.errors, errors
             try:
-                outputs = [jnp.asarray(v) if is_static(v) else v for v in lowering.run_graph(graph, captures)]
-                return outputs, lowering.errors
+                outputs = lowering.run_graph(graph, captures)
+                for value in outputs:
+                    if hasattr(value, "refuse"):  # a stacked list of run-time length (buffers.Padded)
+                        raise value.refuse(node)
+                return [jnp.asarray(v) if is_static(v) else v for v in outputs], lowering.errors
             finally:
                 lowering.errors = saved
         return jax.jit(run)

@@ -16,11 +16,11 @@ shape? That is read off the graph:
 - the capacity is the largest length any version can reach: a list of
   fixed size keeps its size; one that grows (``dynamic_size``, a stack, a
   converted list's appends) grows by its writes, and a loop multiplies the
-  growth of one iteration by its bound (`autoloop.backends.jax.bounds`).
+  growth of one iteration by its bound (`autoloop.ir.trips`).
   Lengths are tracked as ``loop parameter + offset`` (`Length`) through
   loop bodies, so nested loops multiply;
-- a gradient list (the gradient of a TensorArray read) gets the capacity
-  of the lists whose elements it has the shape of.
+- a gradient list (the gradient of a TensorArray) gets at least the
+  capacity of the lists whose elements it has the shape of.
 
 A list that grows in a loop with no bound is a `BackendError` naming the
 write and the loop, with the fix (``maximum_iterations``).
@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from autoloop import dtypes
-from autoloop.backends.jax.bounds import captured_from, known, trip_count
+from autoloop.ir.trips import captured_from, known, trip_count
 from autoloop.backends.jax.lowering import unsupported
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.ir import control_flow
@@ -231,7 +231,7 @@ class Layouts:
                     raise _unbounded(value)
                 capacity = max(capacity, self._concrete(length))
         allocations = self._allocations.get(root, ())
-        if any(node.op == "TensorListGradInit" for node in allocations):
+        if _is_gradient(allocations):
             element = self._element(root)
             capacity = max([capacity] + [self.of(other).capacity for other in self._allocations
                                          if other is not root and not _is_gradient(self._allocations[other])
@@ -244,6 +244,12 @@ class Layouts:
             length = self._params[length.base]
             total += length.offset
         return max(total, 0)
+
+    def _declared_bound(self, value):
+        """The ``bound`` a stack's maker declared (the most values it will hold), or None."""
+        bounds = [node.attrs["bound"] for node in self._allocations.get(self._find(value), ())
+                  if node.op == "StackNew" and node.attrs.get("bound") is not None]
+        return min(bounds) if bounds else None
 
     def exact_length(self, value):
         """The length of list `value` when the graph fixes it, else None."""
@@ -273,7 +279,7 @@ class Layouts:
                         self._upper[output] = _larger(self._upper_of(t), self._upper_of(f))
                         same = self._exact_of(t) == self._exact_of(f) and self._exact_of(t) is not None
                         self._exact[output] = self._exact_of(t) if same else None
-            else:
+            elif node.outputs and node.outputs[0].dtype is dtypes.variant:
                 rule = _LENGTH_RULES.get(node.op)
                 if rule is not None:
                     self._upper[node.outputs[0]], self._exact[node.outputs[0]] = rule(self, node)
@@ -322,11 +328,15 @@ class Layouts:
                 continue
             if grown.base is param:
                 growth = grown.offset
-                if growth > 0 and trips.upper is None:
-                    raise _unbounded_loop(node, grown.grows)
-                steps = trips.upper if growth > 0 else 0
-                self._upper[output] = start.plus(growth * steps, grown.grows)
-                self._params[param] = start.plus(growth * max(steps - 1, 0), grown.grows)
+                added = 0
+                if growth > 0:
+                    declared = self._declared_bound(param)
+                    if trips.upper is None and declared is None:
+                        raise _unbounded_loop(node, grown.grows)
+                    added = growth * trips.upper if trips.upper is not None else declared
+                    added = min(added, declared) if declared is not None else added
+                self._upper[output] = start.plus(added, grown.grows)
+                self._params[param] = start.plus(max(added - max(growth, 0), 0), grown.grows)
             else:
                 self._upper[output] = _larger(start, grown)
                 self._params[param] = self._upper[output]
@@ -502,6 +512,13 @@ def _rows_of(node, value):
     return size, size
 
 
+def _gradient_rows(value):
+    """A gradient list made from rows: as many as the value has, or (unknown when tracing) as the
+    lists it is the gradient of, by the capacity rule of gradient lists (`Layouts._capacity`)."""
+    rows = value.shape[0] if value.shape.rank else None
+    return Length(None, rows or 0), None
+
+
 def _pieces(node, lengths):
     if not lengths.shape.rank or lengths.shape[0] is None:
         raise unsupported(node, "splitting into an unknown number of pieces", (
@@ -529,14 +546,12 @@ _LENGTH_RULES = {
     "StackNew": lambda layouts, node: (Length(None, 0), Length(None, 0)),
     "StackPush": _push,
     "TensorListGradInit": lambda layouts, node: (Length(None, 0), None),
-    "TensorListGradUnstack": lambda layouts, node: _rows_of(node, node.inputs[0]),
+    "TensorListGradUnstack": lambda layouts, node: _gradient_rows(node.inputs[0]),
     "TensorListGradSplit": lambda layouts, node: _pieces(node, node.inputs[1]),
     "TensorListGradAdd": lambda layouts, node: (_larger(layouts._upper_of(node.inputs[0]),
                                                         layouts._upper_of(node.inputs[1])), None),
-    "Const": lambda layouts, node: _const_length(layouts, node) if node.outputs[0].dtype is dtypes.variant
-    else (None, None),
-    "StackGet": lambda layouts, node: (Length(None, 0), None) if node.outputs[0].dtype is dtypes.variant
-    else (None, None),
+    "Const": _const_length,
+    "StackGet": lambda layouts, node: (Length(None, 0), None),
 }
 for _op, _positions in _VERSION_OF.items():
     if _op not in _LENGTH_RULES:

@@ -202,7 +202,7 @@ def _results(node, result, numpy=False) -> list:
 
 
 def _as_dtype(value, out, numpy: bool):
-    if out.dtype.name == "variant":
+    if out.dtype.name == "variant" or hasattr(value, "refuse"):  # a list, or a stacked list of run-time length
         return value
     wanted = out.dtype.as_numpy_dtype
     if numpy:
@@ -223,5 +223,5 @@ def _lowering_error(node, error) -> Exception:
         return unsupported(node, f"{node.op} needs a value known while compiling, but it", (
             "depends on values computed when the graph runs, and XLA compiles arrays of static shape "
             "only. Compute it from shapes and constants, pad to a fixed size, or run on backend='numpy'"))
-    return BackendError(f"{node.op} (node {node.name}, created at {format_location(node.location)}) failed "
-                        f"while lowering to XLA: {type(error).__name__}: {error}")
+    return RuntimeError(f"internal error: {node.op} (node {node.name}, created at {format_location(node.location)}) "
+                        f"failed while lowering to XLA: {type(error).__name__}: {error}")

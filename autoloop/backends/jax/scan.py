@@ -21,12 +21,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from autoloop.backends.jax.bounds import trip_count
+from autoloop.ir.trips import trip_count
 from autoloop.backends.jax.buffers import Buffer, Padded
 from autoloop.backends.jax.control_flow import check_shapes_kept, run_subgraph
 from autoloop.backends.jax.lowering import is_static, unsupported
 from autoloop.control_flow.scan_run import frame_limit
 from autoloop.ir import control_flow
+
+
+def _counts_site(node):
+    """A scan whose frame counts are run-time values checks them as numpy does (`frame_limit`)."""
+    groups = control_flow.operands(node)
+    counts = list(groups.spatial_dim) + list(groups.max_seq_len)
+    if not counts or not all(x.shape.rank and x.shape[0] is not None for x in groups.xs):
+        return None
+    lengths = [x.shape[0] for x in groups.xs]
+    has_spatial_dim = bool(groups.spatial_dim)
+
+    def reproduce(*values):
+        spatial_dim = values[0] if has_spatial_dim else None
+        max_seq_len = values[-1] if groups.max_seq_len else None
+        frame_limit([np.zeros(n) for n in lengths], spatial_dim, max_seq_len)
+    return [(np.dtype(v.dtype.as_numpy_dtype), ()) for v in counts], reproduce
 
 
 def lower_scan(lowering, node, args) -> list:
@@ -36,11 +52,22 @@ def lower_scan(lowering, node, args) -> list:
     limit, error = _limit(groups, xs)
     if error is not None:
         return lowering.fail_always(node, error)
+    counts = list(groups.spatial_dim) + list(groups.max_seq_len)
+    if not is_static(limit):
+        failed = False
+        for count in counts:
+            failed = failed | (jnp.asarray(count) < 0)
+        if groups.spatial_dim and xs:
+            failed = failed | (jnp.asarray(groups.spatial_dim[0]) != xs[0].shape[0])
+        lowering.check(node, failed, counts)
     attrs = node.attrs
     state = [lowering.facts.carry_value(v, p) for v, p in zip(groups.initial, attrs["body"].inputs[len(xs):])]
     if not attrs["has_cond"] and is_static(limit) and not attrs["cond_dims"].rank:
         return _counted(lowering, node, groups, xs, state, int(limit))
     return _masked(lowering, node, groups, xs, state, limit)
+
+
+lower_scan.site = _counts_site
 
 
 def _limit(groups, xs):
@@ -87,8 +114,18 @@ def _counted(lowering, node, groups, xs, state, frames: int) -> list:
     else:
         final, ys = jax.lax.scan(step_jit, carry, xs, length=frames)
     lowering.errors = final[1]
-    ys = [Buffer(y, jnp.int32(frames)) if node.attrs["return_tensor_arrays"] else y for y in ys]
+    if node.attrs["return_tensor_arrays"]:
+        ys = [_as_list(lowering, output, y, jnp.int32(frames)) for output, y in zip(node.outputs, ys)]
     return list(ys) + list(final[0]) + [np.int32(frames)]
+
+
+def _as_list(lowering, output, rows, length) -> Buffer:
+    """Frames as a TensorArray's buffer, padded to the capacity its later writes need."""
+    import jax.numpy as jnp
+    capacity = lowering.layout(output).capacity
+    if capacity > rows.shape[0]:
+        rows = jnp.concatenate([rows, jnp.zeros((capacity - rows.shape[0],) + rows.shape[1:], rows.dtype)])
+    return Buffer(rows, length)
 
 
 def _empty_frames(node, index):
@@ -110,8 +147,14 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     if num_ys and bound is None:
         raise unsupported(node, "a scan that collects ys and stops on its cond, with no bound on its frames,", (
             "XLA preallocates the ys: give max_seq_len (or xs, or spatial_dim), or run on backend='numpy'"))
-    limit = jnp.asarray(limit, jnp.int32)
     entries = tuple(state[0].shape[:rank]) if rank else ()
+    if bound == 0:  # no frame runs (and no body can be traced to write into zero rows)
+        ys = [jnp.zeros((0,) + entries + tuple(_frame_dims(node, j, rank)), body.outputs[j].dtype.as_numpy_dtype)
+              for j in range(num_ys)]
+        outputs = [_as_list(lowering, output, y, jnp.int32(0)) if attrs["return_tensor_arrays"] else y
+                   for output, y in zip(node.outputs, ys)]
+        return outputs + list(state) + [jnp.zeros(entries, jnp.int32)]
+    limit = jnp.asarray(np.iinfo(np.int32).max if limit is None else limit, jnp.int32)  # None: only cond stops it
 
     def frame(step):
         return [jax.lax.dynamic_index_in_dim(x, step, keepdims=False) for x in xs]
@@ -153,6 +196,7 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
                                        errors)
         new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(xs):])]
         if rank:
+            check_shapes_kept(node, values, new, "scan's state")
             new = [jnp.where(_mask(active, v), v, old) for v, old in zip(new, values)]
         frames = [jnp.where(_mask(active, jnp.asarray(y)), y, jnp.zeros((), y.dtype)) for y in results[:num_ys]]
         ys = [jax.lax.dynamic_update_index_in_dim(buffer, f.astype(buffer.dtype), step, 0)
@@ -168,7 +212,7 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     if not rank:
         lengths = step
     if attrs["return_tensor_arrays"]:
-        outputs = [Buffer(y, step) for y in ys]
+        outputs = [_as_list(lowering, output, y, step) for output, y in zip(node.outputs, ys)]
     else:
         exact = trip_count(node).exact
         outputs = [y[:exact] if exact is not None else Padded(y, step, node) for y in ys]

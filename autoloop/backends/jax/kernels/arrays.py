@@ -5,7 +5,7 @@ Shapes are static on XLA, so an op whose result shape comes from an input
 known while compiling (`static_value`); ``shape(x)`` and ``size(x)`` are
 such values. An index the numpy kernel would reject (out of range) is
 checked at run time with the numpy kernel's message (`replay`), unless
-it is a loop counter whose range is in bounds (`bounds.counter_range`).
+it is a loop counter whose range is in bounds (`autoloop.ir.trips.counter_range`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from autoloop.backends.jax.bounds import counter_range
+from autoloop.ir.trips import counter_range
 from autoloop.backends.jax.checks import replay
 from autoloop.backends.jax.lowering import checked, is_static, static_value, unsupported, with_node
 from autoloop.errors import InvalidArgumentError
@@ -60,14 +60,23 @@ def _slice_site(node):
 
 @checked(_slice_site)
 def strided_slice(lowering, node, x, *dynamic, spec):
+    for item in spec:
+        if item[0] == "slice" and any(isinstance(p, tuple) and not is_static(dynamic[p[1] - 1]) for p in item[1:]):
+            raise unsupported(node, "a slice whose bounds are computed when the graph runs (x[i:j]) has a length "
+                                    "known only then, so it", (
+                "XLA compiles arrays of static shape only. Slice with bounds known while tracing, mask instead "
+                "(where(range(n) < j, x, 0)), or run on backend='numpy'"))
     checks = _index_checks(node)
+    x = jnp.asarray(x)  # a numpy array cannot be indexed by a traced index
     if checks:
         failed = False
         for position, size in checks:
             index = dynamic[position - 1]
             failed = failed | (index < -size) | (index >= size)
         lowering.check(node, failed, dynamic)
-    x = jnp.asarray(x)  # a numpy array cannot be indexed by a traced index
+    if dynamic and 0 in x.shape:
+        # An index into an empty axis never runs, or fails its check: index zeros (XLA refuses the empty axis).
+        x = jnp.zeros(tuple(max(d, 1) for d in x.shape), x.dtype)
     return x[_index_of(spec, (x, *dynamic))]
 
 

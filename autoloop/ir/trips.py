@@ -1,9 +1,10 @@
 """How many times a loop may run, as far as the graph says before it runs.
 
-XLA preallocates what a loop appends to (a list, the values a gradient
-saves), so the JAX backend needs an upper bound on a loop's iterations
+A backend that preallocates what a loop appends to (XLA: a list, the
+values a gradient saves) needs an upper bound on the loop's iterations
 wherever something grows in it; where the number is exact, a list built in
-the loop has a static length (``stack(l)`` has a static shape).
+the loop has a static length (``stack(l)`` has a static shape). Gradients
+read it too: a checkpointed loop's segments are bounded by its schedule.
 
 `trip_count(node)` reads, for a ``While``:
 
