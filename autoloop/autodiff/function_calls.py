@@ -64,7 +64,7 @@ class GradientPair:
     way), `error` says why and the forward graph is the plain one.
     """
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, compile=CompiledGraph):
         self.results = len(graph.outputs)
         forward = rewrite.clone(graph)
         backward = Graph(f"{graph.name}_gradient")
@@ -83,8 +83,8 @@ class GradientPair:
         verify(forward)
         if self.error is None:
             verify(backward)
-        self.forward = CompiledGraph(forward)
-        self.backward = CompiledGraph(backward) if self.error is None else None
+        self.forward = compile(forward)
+        self.backward = compile(backward) if self.error is None else None
         self.output_specs = [(v.dtype, v.shape) for v in graph.outputs]
 
 
@@ -95,7 +95,7 @@ def gradient_pair(concrete) -> GradientPair:
         with _BUILD_LOCK:
             pair = concrete.__dict__.get("_gradient_pair")
             if pair is None:
-                pair = concrete.__dict__["_gradient_pair"] = GradientPair(concrete.graph)
+                pair = concrete.__dict__["_gradient_pair"] = GradientPair(concrete.graph, concrete.compile)
     return pair
 
 

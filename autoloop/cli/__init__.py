@@ -4,13 +4,16 @@
     autoloop run model.py::sum_square 10        # 285
     autoloop run model.py::sum_square 10 --explain --time
     autoloop graph model.py::sum_square --args '[10]' --format dot
+    autoloop run model.py::sum_square 10 --backend jax    # compiled by XLA (the jax extra)
     autoloop --version
 
 Arguments are JSON literals: numbers and nested lists become tensors with
 TensorFlow's defaults (int -> int32, float -> float32), unless the function
 has an ``input_signature``, which then decides their dtypes; strings, true,
 false and null stay Python values. A function decorated with
-``@autoloop.function(...)`` runs with its own options. Bad input (missing
+``@autoloop.function(...)`` runs with its own options; ``--backend`` picks
+where the graph runs (``numpy``, or ``jax``: ``graph`` then also prints the
+program lowered to JAX). Bad input (missing
 file, unknown function, syntax error, unsupported construct) prints one line
 on stderr and exits with status 2; an error raised by the user's function
 exits with status 1; Ctrl-C exits with status 130. Each such line ends with
@@ -68,6 +71,10 @@ def _parser():
     graph.add_argument("--format", choices=("text", "dot", "svg"), default="text")
     graph.add_argument("--explain", action="store_true",
                        help="also say which loops a gradient went through and what each saves per iteration")
+    for sub in (run, graph):
+        sub.add_argument("--backend", choices=("numpy", "jax"), default=None,
+                         help="where the graph runs: numpy (the default) or jax (XLA; needs the jax extra); "
+                              "default: the function's own")
     for sub in (dump, run, graph):
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                          help="show tracebacks")
@@ -129,10 +136,16 @@ def _call_arguments(function, values):
     return result
 
 
-def _as_function(target):
-    """The ``autoloop.Function`` to run: the file's own, or one made with the default options."""
+def _as_function(target, backend=None):
+    """The ``autoloop.Function`` to run: the file's own, or one made with the default options; on
+    `backend` if given."""
     import autoloop
-    return target if isinstance(target, autoloop.Function) else autoloop.function(target)
+    if not isinstance(target, autoloop.Function):
+        return autoloop.function(target, backend=backend or "numpy")
+    if backend is None or backend == target.backend:
+        return target
+    return autoloop.Function(target.python_function, target.autograph, target.input_signature,
+                             target.reduce_retracing, backend=backend)
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -145,7 +158,7 @@ def dump(arguments) -> int:
 
 def run(arguments) -> int:
     from autoloop.compiler.api import to_graph
-    function = _as_function(targets.load(arguments.target))
+    function = _as_function(targets.load(arguments.target), arguments.backend)
     values = _call_arguments(function, _json_arguments(arguments.args))
     started = time.perf_counter()
     if function.autograph:
@@ -170,6 +183,15 @@ def run(arguments) -> int:
     return 0
 
 
+def _input_arrays(values) -> list:
+    """The arrays a concrete function takes for call arguments (tensors and arrays)."""
+    import numpy as np
+
+    import autoloop
+    return [leaf.numpy() if isinstance(leaf, autoloop.Tensor) else leaf for leaf in autoloop.nest.flatten(values)
+            if isinstance(leaf, autoloop.Tensor | np.ndarray)]
+
+
 def _python_function(function):
     inner = function.python_function
     return getattr(inner, "__func__", inner)
@@ -187,7 +209,7 @@ def graph(arguments) -> int:
     if arguments.format == "svg":
         print("autoloop: svg output is not available yet; use --format dot and Graphviz", file=sys.stderr)
         return EXIT_BAD_INPUT
-    function = _as_function(targets.load(arguments.target))
+    function = _as_function(targets.load(arguments.target), arguments.backend)
     if arguments.args is None:
         required = targets.parameters(function)
         if required and function.input_signature is None:
@@ -199,8 +221,12 @@ def graph(arguments) -> int:
     values = _json_arguments([arguments.args])[0]
     if not isinstance(values, list):
         raise BadInput("--args must be a JSON list")
-    concrete = function.get_concrete_function(*_call_arguments(function, values))
+    call_arguments = _call_arguments(function, values)
+    concrete = function.get_concrete_function(*call_arguments)
     print(str(concrete.graph) if arguments.format == "text" else output.format_dot(concrete.graph))
+    if function.backend == "jax" and arguments.format == "text":
+        print("lowered to JAX:")
+        print(concrete.compiled.jaxpr(*_input_arrays(call_arguments)))
     if arguments.explain:
         print(output.format_gradients(concrete.graph) or "no loop was differentiated")
     return 0

@@ -565,10 +565,11 @@ def _unbounded(value):
 
 
 def _unbounded_loop(node, grows):
-    what = "appended to" if grows is not None and grows.op != "StackPush" else "saved (for a gradient)"
-    where = f" at {_where(grows)}" if grows is not None and grows is not node else ""
-    return unsupported(node, f"a list {what}{where} in this loop, whose number of iterations is not known when "
-                             f"compiling,", (
+    what = "appends to a list" if grows is not None and grows.op != "StackPush" else \
+        "saves values for a gradient"
+    where = f" (at {_where(grows)})" if grows is not None and grows is not node else ""
+    return unsupported(node, f"a loop that {what}{where} and whose number of iterations is not known when "
+                             f"compiling", (
         "XLA preallocates what a loop appends to, so it needs a bound: pass maximum_iterations=N to "
         "while_loop (or set_loop_options(maximum_iterations=N) in the loop body; with checkpoint=True the "
         "gradient keeps about sqrt(N) states), iterate over a tensor or a range of known length, or run on "

@@ -34,6 +34,9 @@ from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
 from autoloop.ops.location import format_location
 
+# The dataflow form of loops and the variables of TF1-style graphs: what only a Session runs.
+SESSION_ONLY = {"Enter", "Merge", "Switch", "NextIteration", "Exit", "LoopCond", "Variable", "VariableV2",
+                "ReadVariable", "Assign", "AssignAdd", "AssignVariable", "VarHandle"}
 FOLD_ELEMENTS = 64  # numpy computes a result of at most this many elements while lowering; XLA the rest
 
 
@@ -74,7 +77,7 @@ def static_value(node, value, what: str):
     """`value` as a numpy value, or a `BackendError`: XLA needs it while compiling."""
     if is_static(value):
         return value
-    raise unsupported(node, f"{what} of {node.op} is computed from the inputs' values, so it",
+    raise unsupported(node, f"{node.op} takes {what} from the values of its inputs, so it",
                       "XLA compiles arrays of static shape only. Compute it from shapes and constants, "
                       "pad to a fixed size, or run on backend='numpy'")
 
@@ -125,6 +128,11 @@ class Lowering:
         try:
             kernel = opdef.kernel_for("jax").fn
         except KeyError:
+            if node.op in SESSION_ONLY:
+                raise unsupported(node, f"{node.op}, a construct of TF1-style graphs run by a Session "
+                                        f"(autoloop.compat.v1),", "it runs on the Session's dataflow executor only; "
+                                                                  "write the loop with while_loop or in Python "
+                                                                  "under @function") from None
             raise unsupported(node, f"the op {node.op}", "it has no JAX kernel yet; run this function on "
                                                          "backend='numpy'") from None
         attrs = _attrs(node)

@@ -51,6 +51,7 @@ class JaxProgram:
         _register_pytrees()
         self.graph = graph
         self.jax_arrays = jax_arrays
+        _refuse_list_inputs(graph)
         self.facts = ProgramFacts(graph)
         self._x64 = self.facts.uses_64_bits
         self._effects = self.facts.has_effects
@@ -68,6 +69,12 @@ class JaxProgram:
         import jax
         with jax.enable_x64(self._x64):
             return self._jitted.lower(*inputs)
+
+    def jaxpr(self, *inputs):
+        """The program for these inputs as JAX's intermediate form (what ``autoloop graph --backend jax`` shows)."""
+        import jax
+        with jax.enable_x64(self._x64):
+            return jax.make_jaxpr(self._lowered)(*inputs)
 
     def __call__(self, *inputs):
         import jax
@@ -91,6 +98,18 @@ class JaxProgram:
             return value
         array = np.asarray(value)
         return array[()] if array.ndim == 0 else array
+
+
+def _refuse_list_inputs(graph) -> None:
+    """Lists come into a program only as the values a loop saved for a gradient an eager tape takes."""
+    from autoloop.backends.jax.lowering import unsupported
+    from autoloop.dtypes import variant
+    if any(value.dtype is variant for value in graph.inputs):
+        saving = next((n for n in graph.walk() if n.op == "StackGet"), None)
+        raise unsupported(saving, "a gradient that an eager GradientTape takes of a backend='jax' function whose "
+                                  "loops save values", (
+            "the saved lists would have to leave the compiled program. Take the gradient inside the function "
+            "(autoloop.gradients, or a GradientTape inside it), or use backend='numpy'"))
 
 
 def compile_graph(graph, jax_arrays: bool = False) -> JaxProgram:

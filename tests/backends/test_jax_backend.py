@@ -1,0 +1,339 @@
+"""The JAX backend: what it computes, the errors it raises, what it refuses, and its caches.
+
+Results are compared with the numpy backend (the corpus in ``tests/conftest.py`` does that for
+every control-flow test); here are the behaviours of the backend itself.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import traceback
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
+
+import autoloop as al  # noqa: E402
+from autoloop.errors import BackendError, DivisionByZeroError, InvalidArgumentError  # noqa: E402
+from tests.backends.differential import assert_close  # noqa: E402
+
+
+def both(fn, *args, **options):
+    """`fn` on both backends: (numpy result, jax result) as numpy values."""
+    results = []
+    for backend in ("numpy", "jax"):
+        result = al.function(fn, backend=backend, **options)(*args)
+        results.append(al.nest.map_structure(lambda t: t.numpy() if isinstance(t, al.Tensor) else t, result))
+    return results
+
+
+def _line_of(error) -> int:
+    return traceback.extract_tb(error.__traceback__)[-1].lineno
+
+
+# -- the front door ----------------------------------------------------------------------------------
+def test_import_autoloop_never_imports_jax():
+    code = ("import sys, autoloop as al\n"
+            "al.function(lambda x: x + 1, autograph=False)(al.constant(1))\n"
+            "f = al.function(lambda x: x + 1, autograph=False, backend='jax')\n"  # naming the backend imports nothing yet
+            "assert 'jax' not in sys.modules, 'jax imported'\n"
+            "f(al.constant(1))\n"
+            "assert 'jax' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_an_unknown_backend_and_a_missing_jax_are_clear_errors(monkeypatch):
+    with pytest.raises(ValueError, match="backend must be one of 'numpy', 'jax', got 'xla'"):
+        al.function(lambda x: x, backend="xla")
+    with pytest.raises(ValueError, match="jax_arrays=True returns JAX arrays from backend='jax'"):
+        al.function(lambda x: x, jax_arrays=True)
+    import autoloop.backends as backends
+    monkeypatch.setattr(backends.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"pip install 'autoloop\[jax\]'"):
+        al.function(lambda x: x, backend="jax")
+
+
+def test_the_workloads_agree_with_numpy():
+    def sum_square(n):
+        i = result = n - n
+        while i < n:
+            result += i * i
+            i += 1
+        return result
+
+    def rnn(w, x, h):
+        for t in al.range(al.shape(x)[0]):
+            h = al.tanh(w @ h + x[t])
+        return h
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((8, 8)) / 3).astype(np.float32)
+    x, h = rng.standard_normal((20, 8)).astype(np.float32), np.zeros(8, np.float32)
+    expected, found = both(sum_square, al.constant(1000))
+    assert found == expected == sum(i * i for i in range(1000)) % 2 ** 32 - (2 ** 32 if sum(
+        i * i for i in range(1000)) % 2 ** 32 >= 2 ** 31 else 0)
+    expected, found = both(rnn, w, x, h)
+    assert_close(expected, found)
+
+
+def test_64_bit_values_keep_their_dtypes_without_changing_jax_settings():
+    def f(x, y):
+        return x * 3, y / 2, al.cast(x, al.float64) + y
+
+    x, y = np.array([2 ** 40, -5], np.int64), np.array([1e-300, 2.0])
+    expected, found = both(f, x, y)
+    for a, b in zip(expected, found):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert not jax.config.jax_enable_x64  # the process-wide setting is the user's
+
+
+def test_jax_arrays_come_back_without_a_copy_to_the_host():
+    f = al.function(lambda x: (x * 2, {"sum": al.reduce_sum(x)}), backend="jax", jax_arrays=True)
+    doubled, parts = f(jax.numpy.arange(3.0))
+    assert isinstance(doubled, jax.Array) and isinstance(parts["sum"], jax.Array)
+    assert doubled.tolist() == [0.0, 2.0, 4.0] and float(parts["sum"]) == 3.0
+    tensors = al.function(lambda x: x * 2, backend="jax")(jax.numpy.arange(3.0))  # JAX inputs accepted
+    assert isinstance(tensors, al.Tensor) and tensors.numpy().tolist() == [0.0, 2.0, 4.0]
+
+
+# -- run-time checks: the numpy executor's errors, after the call ------------------------------------
+def collatz_checked(n):
+    print("start", n)
+    assert n > 0, "n must be positive"
+    steps = n - n
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    print("steps", steps)
+    return steps
+
+
+def test_a_failed_assert_raises_the_users_error_and_nothing_after_it_runs(capsys):
+    f = al.function(collatz_checked, backend="jax")
+    assert f(al.constant(6)).numpy() == 8
+    assert capsys.readouterr().out == "start 6\nsteps 8\n"
+    with pytest.raises(AssertionError, match="n must be positive") as raised:
+        f(al.constant(0))  # the loop after the assert would never end: it does not run
+    assert capsys.readouterr().out == "start 0\n"
+    assert _line_of(raised.value) == collatz_checked.__code__.co_firstlineno + 2
+
+
+def test_errors_match_the_numpy_executors():
+    def unbound(x):
+        if x > 0:
+            y = x * 2
+        return y
+
+    def divide(a, b):
+        return a // b
+
+    def read(n):
+        ta = al.TensorArray(al.float32, size=3).write(0, 1.0)
+        return ta.read(n)
+
+    def index(x, i):
+        return x[i] * 2
+
+    cases = [(unbound, (al.constant(-1),), UnboundLocalError),
+             (divide, (al.constant(3), al.constant(0)), DivisionByZeroError),
+             (read, (al.constant(5),), InvalidArgumentError),
+             (index, (al.constant([1, 2]), al.constant(2)), InvalidArgumentError)]
+    for fn, args, error_type in cases:
+        errors = []
+        for backend in ("numpy", "jax"):
+            with pytest.raises(error_type) as raised:
+                al.function(fn, backend=backend)(*args)
+            errors.append(raised.value)
+        assert str(errors[1]) == str(errors[0]) and _line_of(errors[1]) == _line_of(errors[0])
+
+
+def test_prints_in_loops_and_branches_come_in_program_order(capsys):
+    def f(n):
+        for i in range(n):
+            if i % 2 == 0:
+                print("even", i)
+            else:
+                al.print("odd", i, [i, i * 2])
+        print("done")
+        return n
+
+    expected, found = [], []
+    for backend, out in (("numpy", expected), ("jax", found)):
+        al.function(f, backend=backend)(al.constant(4))
+        out.append(capsys.readouterr().out)
+    assert found == expected and expected[0].count("\n") == 5
+
+
+def test_random_numbers_are_the_numpy_backends():
+    def f():
+        return al.random.normal([3], seed=1) + al.random.uniform([3], seed=2)
+
+    runs = []
+    for backend in ("numpy", "jax"):
+        al.random.set_seed(5)
+        g = al.function(f, backend=backend)
+        runs.append([g().numpy(), g().numpy()])
+    assert_close(runs[0][0], runs[1][0]) and assert_close(runs[0][1], runs[1][1])
+    assert not np.array_equal(runs[1][0], runs[1][1])  # each call draws the next numbers
+
+
+# -- what XLA cannot compile: a BackendError at trace time, naming the line and the fix ---------------
+def test_a_loop_variable_whose_shape_changes():
+    def f(x):
+        while al.shape(x)[0] < 8:
+            al.autograph.experimental.set_loop_options(shape_invariants=[(x, al.TensorShape([None]))])
+            x = al.concat([x, x], 0)
+        return x
+
+    assert al.function(f)(al.constant([1])).numpy().tolist() == [1] * 8
+    with pytest.raises(BackendError, match=r"while loop's variable x has shape \(1,\) before an iteration and "
+                                           r"\(2,\) after it") as raised:
+        al.function(f, backend="jax")(al.constant([1]))
+    assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(raised.value)
+    assert "backend='numpy'" in str(raised.value)
+
+
+def test_lists_that_grow_without_a_bound():
+    def appended(n):
+        out = []
+        i = 0
+        while i < n:
+            out.append(i * i)
+            i += 1
+        return al.stack(out)
+
+    def dynamic(n):
+        ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
+        _, ta = al.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, i)), (0, ta))
+        return ta.stack()
+
+    for fn, line in ((appended, 3), (dynamic, 2)):
+        with pytest.raises(BackendError, match="whose number of iterations is not known when compiling") as raised:
+            al.function(fn, backend="jax")(al.constant(4))
+        assert f"{__file__}:{fn.__code__.co_firstlineno + line}" in str(raised.value)
+        assert "maximum_iterations" in str(raised.value)
+    bounded = al.function(dynamic, backend="jax").python_function
+    assert bounded is dynamic
+
+
+def test_a_bound_makes_them_compile():
+    def appended(n):
+        out = []
+        i = 0
+        while i < n:
+            al.autograph.experimental.set_loop_options(maximum_iterations=10)
+            out.append(i * i)
+            i += 1
+        return al.stack(out)
+
+    def counted(xs):
+        out = []
+        for x in xs:  # a counted loop: the list's length is known, so it can be used further
+            out.append(x * 2)
+        return al.reduce_sum(al.stack(out))
+
+    expected, found = both(appended, al.constant(4))
+    assert found.tolist() == expected.tolist() == [0, 1, 4, 9]  # trimmed to the length it ran
+    expected, found = both(counted, al.constant([1, 2, 3]))
+    assert found == expected == 12
+
+
+def test_shapes_that_depend_on_values():
+    def f(x, n):
+        return x[:n]
+
+    with pytest.raises(BackendError, match=r"x\[i:j\]") as raised:
+        al.function(f, backend="jax")(al.constant([1, 2, 3]), al.constant(2))
+    assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(raised.value)
+
+
+def test_session_constructs_are_named():
+    from autoloop.ir import context
+    from autoloop.ir.graph import Graph
+    from autoloop.backends.jax import compile_graph
+    from autoloop.ops import registry
+    from autoloop.ops.registry import OpDef, Spec
+    if "Enter" not in registry.all_ops():  # the dataflow form (compat.v1) registers its own
+        registry.register(OpDef("Enter", kernel=lambda x, frame: x, infer=lambda x, frame: Spec(x.dtype, x.shape)))
+    graph = Graph("session")
+    with context.building(graph):
+        x = graph.add_input(al.float32, al.TensorShape([]))
+        node = graph.add_node("Enter", [x], {"frame": "loop"}, [(al.float32, al.TensorShape([]))])
+        graph.outputs = node.outputs
+    with pytest.raises(BackendError, match="run by a Session"):
+        compile_graph(graph)(np.float32(1))
+
+
+# -- caches: per trace, per shape, and from threads --------------------------------------------------
+def test_retracing_with_new_dtypes_and_shapes_and_unrelated_functions():
+    def double(x):
+        return x * 2
+
+    def total(x):
+        result = x[0] * 0
+        for value in x:
+            result += value
+        return result
+
+    f, g = al.function(double, backend="jax"), al.function(total, backend="jax")
+    assert g(al.constant([1, 2])).numpy() == 3
+    assert f(al.constant(2.5)).numpy() == 5.0
+    assert f(al.constant([1, 2])).numpy().tolist() == [2, 4]
+    assert g(al.constant([1.5, 2.5, 3.0])).numpy() == 7.0
+    assert f(al.constant([[1]], al.int64)).numpy().dtype == np.int64
+    assert f.experimental_get_tracing_count() == 3 and g.experimental_get_tracing_count() == 2
+
+
+def test_reduce_retracing_still_traces_per_shape_for_xla():
+    f = al.function(lambda x: x + 1, backend="jax", reduce_retracing=True)
+    f(al.constant([1, 2]))
+    f(al.constant([1, 2, 3]))
+    assert f.experimental_get_tracing_count() == 2  # XLA compiles per shape: so is the graph traced
+
+
+def test_one_function_from_several_threads():
+    def work(n):
+        total = n - n
+        for i in range(n):
+            total += i
+        return total
+
+    f = al.function(work, backend="jax")
+    results, failures = {}, []
+
+    def call(k):
+        try:
+            results[k] = int(f(al.constant(k)).numpy())
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures and results == {k: k * (k - 1) // 2 for k in range(8)}
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_the_command_line_runs_on_jax(tmp_path):
+    source = tmp_path / "model.py"
+    source.write_text("def sum_square(n):\n    i = result = n - n\n    while i < n:\n        result += i * i\n"
+                      "        i += 1\n    return result\n\n"
+                      "def grows(n):\n    out = []\n    i = 0\n    while i < n:\n        out.append(i)\n"
+                      "        i += 1\n    return out\n")
+    run = [sys.executable, "-m", "autoloop", "run"]
+    done = subprocess.run(run + [f"{source}::sum_square", "10", "--backend", "jax"], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "285")
+    done = subprocess.run(run + [f"{source}::grows", "3", "--backend", "jax"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{source}:11" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "autoloop", "graph", f"{source}::sum_square", "--args", "[3]",
+                           "--backend", "jax"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "While" in done.stdout and "lowered to JAX:" in done.stdout

@@ -1,0 +1,128 @@
+"""Gradients on XLA: autoloop's reverse mode lowered too, through loops whose trip count depends on data.
+
+``jax.grad`` refuses ``lax.while_loop``; autoloop differentiates the loop as
+a graph (a backward loop reading values saved on stacks), and the JAX
+backend compiles that, given a bound on the iterations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
+
+import autoloop as al  # noqa: E402
+from autoloop.errors import BackendError  # noqa: E402
+from autoloop.backends.jax.buffers import Buffer  # noqa: E402
+
+
+def decay(x, w, checkpoint=None, bound=60):
+    """h = tanh(h * w + 0.01) until sum(h) drops below 0.5: a trip count that depends on x and w."""
+    def body(i, h):
+        return i + 1, al.tanh(h * w + 0.01)
+    _, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x),
+                         maximum_iterations=bound, checkpoint=checkpoint)
+    return al.reduce_sum(h * h)
+
+
+def jax_decay(x, w):
+    import jax.numpy as jnp
+    h = jax.lax.while_loop(lambda h: jnp.sum(h) > 0.5, lambda h: jnp.tanh(h * w + 0.01), x)
+    return jnp.sum(h * h)
+
+
+X, W = np.array([1.0, 2.0, 0.5]), np.array(0.9)
+
+
+def gradient_function(checkpoint=None, backend="jax", bound=60):
+    return al.function(lambda x, w: al.gradients(decay(x, w, checkpoint, bound), [x, w]), backend=backend)
+
+
+def numeric_gradient(x, w, step=1e-6):
+    def loss(x, w):
+        return float(al.function(decay, autograph=False)(x, w).numpy())
+    dx = np.array([(loss(x + step * e, w) - loss(x - step * e, w)) / (2 * step) for e in np.eye(len(x))])
+    dw = (loss(x, w + step) - loss(x, w - step)) / (2 * step)
+    return dx, dw
+
+
+def test_jax_grad_refuses_the_loop_that_autoloop_differentiates_on_xla():
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        jax.grad(jax_decay, argnums=(0, 1))(X, W)
+    assert np.isclose(float(jax_decay(X, W)), float(al.function(decay)(X, W).numpy()))
+    on_jax = [g.numpy() for g in gradient_function()(X, W)]
+    on_numpy = [g.numpy() for g in gradient_function(backend="numpy")(X, W)]
+    for found, expected, numeric in zip(on_jax, on_numpy, numeric_gradient(X, W)):
+        np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(found, numeric, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("checkpoint", [True, 4])
+def test_checkpointed_gradients_match_and_keep_few_states(checkpoint):
+    bound = 400
+    stored = [g.numpy() for g in gradient_function(None, bound=bound)(X, W)]
+    function = gradient_function(checkpoint, bound=bound)
+    found = [g.numpy() for g in function(X, W)]
+    for a, b in zip(found, stored):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    concrete = function.get_concrete_function(X, W)
+    layouts = concrete.compiled.facts.layouts
+    stacks = [layouts.of(n.outputs[0]).capacity for n in concrete.graph.walk() if n.op == "StackNew"]
+    limit = 2 * int(np.sqrt(bound)) + 1 if checkpoint is True else bound // checkpoint + 1
+    assert stacks and max(stacks) <= limit  # states kept: about sqrt(bound) (or bound / stride), not bound
+
+
+def test_a_gradient_through_a_loop_without_a_bound_names_the_fix():
+    def unbounded(x, w):
+        def body(i, h):
+            return i + 1, al.tanh(h * w + 0.01)
+        _, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x))
+        return al.gradients(al.reduce_sum(h * h), [x, w])
+
+    with pytest.raises(BackendError, match="saves values for a gradient.*maximum_iterations=N.*checkpoint=True") \
+            as raised:
+        al.function(unbounded, backend="jax")(X, W)
+    assert f"{__file__}:{unbounded.__code__.co_firstlineno + 3}" in str(raised.value)
+
+
+def test_counted_loops_need_no_bound():
+    def rnn(w, xs, h):
+        for x in xs:
+            h = al.tanh(al.linalg.matvec(w, h) + x)
+        return al.reduce_sum(h * h)
+
+    rng = np.random.default_rng(1)
+    w, xs, h = rng.standard_normal((4, 4)) / 2, rng.standard_normal((6, 4)), np.zeros(4)
+    grads = [al.function(lambda w, xs, h: al.gradients(rnn(w, xs, h), [w, xs]), backend=b)(w, xs, h)
+             for b in ("numpy", "jax")]
+    for expected, found in zip(*grads):
+        np.testing.assert_allclose(found.numpy(), expected.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_swap_memory_is_a_no_op_where_the_host_is_the_device():
+    def loss(x, w, swap):
+        def body(i, h):
+            return i + 1, al.tanh(h * w + 0.01)
+        _, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x), maximum_iterations=60,
+                             swap_memory=swap)
+        return al.gradients(al.reduce_sum(h * h), [x, w])
+
+    plain = al.function(lambda x, w: loss(x, w, False), backend="jax")(X, W)
+    swapped = al.function(lambda x, w: loss(x, w, True), backend="jax")
+    for a, b in zip(plain, swapped(X, W)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    concrete = swapped.get_concrete_function(X, W)
+    assert any(concrete.compiled.facts.layouts.of(n.outputs[0]).host for n in concrete.graph.walk()
+               if n.op == "StackNew")  # marked for host memory; on a CPU that memory is the device's
+
+
+def test_an_eager_tape_over_a_jax_function():
+    f = al.function(lambda x: al.reduce_sum(al.sin(x) * x), backend="jax")
+    x = al.constant([0.5, 1.0])
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos([0.5, 1.0]) * [0.5, 1.0] + np.sin([0.5, 1.0]),
+                               rtol=1e-6)
+    assert isinstance(Buffer, type)
