@@ -26,8 +26,7 @@ import numpy as np
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.execute import CompiledGraph
-from autoloop.execute.codegen import is_stateful
-from autoloop.ir import context
+from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import graph_value, verify
 from autoloop.runtime.lists import TensorList
@@ -223,7 +222,7 @@ class Function:
                 outputs.extend(graph_value(graph, p) for p in parts)
                 output_leaves.append((leaf, len(parts)))
         graph.outputs = outputs
-        graph.prune(is_stateful)
+        rewrite.remove_dead_nodes(graph)
         verify(graph)
         return ConcreteFunction(graph, result, output_leaves, specs)
 

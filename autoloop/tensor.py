@@ -21,7 +21,7 @@ from autoloop.dtypes import DType
 from autoloop.ir.graph import Value
 from autoloop.shapes import TensorShape, as_shape
 
-_BOOL_HINT = (
+BOOL_HINT = (
     "Python control flow (if, while, and, or, not) on a tensor inside a traced function "
     "needs conversion: use @autoloop.function (with autograph=True, the default), or "
     "autoloop.cond / autoloop.while_loop")
@@ -103,7 +103,7 @@ class Tensor:
     def __bool__(self):
         if self._value is not None:
             raise TypeError(f"Using a symbolic autoloop.Tensor ({self.name}) as a Python bool is "
-                            f"not allowed. {_BOOL_HINT}.")
+                            f"not allowed. {BOOL_HINT}.")
         return bool(self._numpy)
 
     def __index__(self):
@@ -124,26 +124,6 @@ class Tensor:
             raise TypeError("len() of a scalar (rank 0) tensor")
         return len(self._numpy)
 
-    def __iter__(self):
-        """The rows along axis 0 (``a, b = t`` for a tensor of 2 rows).
-
-        A symbolic tensor can be iterated only when its first dimension is
-        known while tracing; a loop over a tensor of unknown length needs
-        conversion (``for row in t`` inside @autoloop.function).
-        """
-        from autoloop.ops import api
-        if self._value is not None:
-            rank, rows = self.shape.rank, self.shape[0] if self.shape.rank else None
-            if rank == 0:
-                raise TypeError("Cannot iterate over a scalar (rank 0) tensor.")
-            if rows is None:
-                raise TypeError(f"Iterating over a symbolic tensor ({self.name}) of unknown length is not "
-                                f"allowed. {_BOOL_HINT}.")
-            return iter(api.unstack(self, num=rows))
-        if np.ndim(self._numpy) == 0:
-            raise TypeError("Cannot iterate over a scalar (rank 0) tensor.")
-        return iter([api.constant(row) for row in self._numpy])
-
     def __hash__(self):
         raise TypeError("Tensor is unhashable: == compares element-wise. Use id(tensor) as a key.")
 
@@ -161,43 +141,31 @@ class Tensor:
             return repr(self)
         return f"autoloop.Tensor({self._numpy}, shape={self.shape}, dtype={self.dtype.name})"
 
-    def __getitem__(self, key):
-        from autoloop.ops import api
-        return api.slice_tensor(self, key)
+    # Filled by autoloop.compat.v1 when it exists: ``evaluate(tensor, feed_dict)`` in the
+    # default Session. A plugin hook set once at import, not state a trace learns.
+    default_session_evaluate = None
 
     def eval(self, feed_dict=None, session=None):
-        """The value in the default `compat.v1.Session` (TF1 style)."""
-        from autoloop.compat.v1 import session as session_module
-        return session_module.evaluate(self, feed_dict, session)
+        """The value of this tensor in `session`, or in the default `compat.v1.Session` (TF1 style).
 
+        Raises NotImplementedError for an eager tensor when no default
+        Session is registered (use ``.numpy()``), ValueError for a symbolic
+        one.
+        """
+        if session is not None:
+            return session.run(self, feed_dict=feed_dict)
+        if Tensor.default_session_evaluate is not None:
+            return Tensor.default_session_evaluate(self, feed_dict)
+        if self._value is None:
+            raise NotImplementedError(
+                "Tensor.eval() evaluates in the default autoloop.compat.v1.Session, and none is "
+                "registered; this tensor is eager: use .numpy() to get its value")
+        raise ValueError(
+            f"Cannot evaluate {self.name} with eval(): no default autoloop.compat.v1.Session is "
+            f"registered. Return the tensor from the traced function to get its value.")
 
-def _binary(op_name, reverse=False):
-    def method(self, other):
-        from autoloop.ops import api
-        fn = getattr(api, op_name)
-        return fn(other, self) if reverse else fn(self, other)
-    method.__name__ = f"__{'r' if reverse else ''}{op_name}__"
-    return method
-
-
-def _unary(op_name):
-    def method(self):
-        from autoloop.ops import api
-        return getattr(api, op_name)(self)
-    return method
-
-
-for _py, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                 ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
-                 ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")]:
-    setattr(Tensor, f"__{_py}__", _binary(_op))
-    setattr(Tensor, f"__r{_py}__", _binary(_op, reverse=True))
-for _py, _op in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
-                 ("eq", "equal"), ("ne", "not_equal")]:
-    setattr(Tensor, f"__{_py}__", _binary(_op))
-for _py, _op in [("neg", "negative"), ("abs", "abs"), ("invert", "invert"), ("pos", "identity")]:
-    setattr(Tensor, f"__{_py}__", _unary(_op))
-del _py, _op
+# Python operators (``x + y``), indexing and iteration are given to Tensor by the op library
+# (autoloop.ops.tensor_methods), so this module imports nothing of autoloop.ops.
 
 
 def is_tensor(value) -> bool:

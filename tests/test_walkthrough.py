@@ -11,3 +11,4 @@ def test_walkthrough_runs_and_ends_with_the_result():
     result = subprocess.run([sys.executable, str(WALKTHROUGH)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "sum_square(10) = 285" in result.stdout
+    assert "== 6. rewrite" in result.stdout and "count:0: int32()" in result.stdout

@@ -17,19 +17,11 @@ from autoloop import dtypes, nest
 from autoloop.control_flow.composite import type_key
 from autoloop.control_flow.loop_vars import LoopVars
 from autoloop.errors import LoopVariableTypeError
-from autoloop.ir import context
+from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.ops.location import user_location
-from autoloop.ops.registry import OpDef, register
 from autoloop.tensor import Tensor
-
-
-def _cond_infer(*specs, **attrs):
-    raise RuntimeError("Cond nodes are built by cond, not applied")
-
-
-register(OpDef("Cond", kernel=None, infer=_cond_infer))
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
@@ -74,12 +66,13 @@ def _build_graph(outer: Graph, pred, true_fn, false_fn, names, name):
     true_graph, true_structure, true_out = _trace_branch(outer, true_fn, f"{name}_true", names)
     false_graph, false_structure, false_out = _trace_branch(outer, false_fn, f"{name}_false", names)
     _check_branches(true_structure, false_structure, true_out, false_out)
-    inputs = [graph_value(outer, pred)] + list(true_graph.captures) + list(false_graph.captures)
+    inputs, sizes = control_flow.join("Cond", pred=[graph_value(outer, pred)], true_captures=true_graph.captures,
+                                      false_captures=false_graph.captures)
     specs = []
     if true_out is not None:
         for t, f in zip(true_out.components(), false_out.components()):
             specs.append((t.dtype, t.shape.most_specific_compatible_shape(f.shape)))
-    node = outer.add_node("Cond", inputs, dict(true_graph=true_graph, false_graph=false_graph),
+    node = outer.add_node("Cond", inputs, dict(true_graph=true_graph, false_graph=false_graph, **sizes),
                           specs, location=user_location(), name=name)
     if true_out is None:
         return true_structure

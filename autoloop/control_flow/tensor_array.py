@@ -1,10 +1,12 @@
 """`TensorArray`: a list of same-dtype tensors that loops can grow.
 
 A TensorArray is a composite of one ``variant`` tensor, its *flow*, whose
-value at run time is a Python list of numpy values. Every op returns a new
-list (the old one is never changed), so a TensorArray can be a loop variable
-and the results are the same eagerly and in graphs. As in TensorFlow 2,
-``write``/``scatter``/``unstack`` return the new TensorArray: write
+value at run time is an `ArrayElements`, a sequence of numpy values. Every op
+returns a new one (the old one never changes), so a TensorArray can be a loop
+variable and the results are the same eagerly and in graphs; writes still
+take O(1) amortised time (see `autoloop.control_flow.array_elements`).
+TensorArray ops have no effects and need no ordering edges. As in TensorFlow
+2, ``write``/``scatter``/``unstack`` return the new TensorArray: write
 ``ta = ta.write(i, x)``.
 
     >>> ta = TensorArray(float32, size=2).write(0, 1.0).write(1, 2.0)
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops.dispatch import apply, constant_value, convert
@@ -24,27 +27,9 @@ from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
 
 
-class ArrayElements(list):
-    """The run-time value of a TensorArray's flow: its elements, or None where unwritten.
-
-    (Not to be confused with `autoloop.runtime.lists.TensorList`, the appended
-    Python list of converted code, which is backed by a TensorArray.)
-    """
-
-    __slots__ = ("dynamic_size",)
-
-
 # -- kernels -------------------------------------------------------------------
 def _reserve(size, dynamic_size):
-    values = ArrayElements([None] * int(size))
-    values.dynamic_size = dynamic_size
-    return values
-
-
-def _copy(values) -> ArrayElements:
-    new = ArrayElements(values)
-    new.dynamic_size = values.dynamic_size
-    return new
+    return ArrayElements([None] * int(size), dynamic_size)
 
 
 def _write(values, index, value):
@@ -53,11 +38,7 @@ def _write(values, index, value):
         raise InvalidArgumentError(
             f"TensorArray write: index {index} is out of range for a TensorArray of size {len(values)} "
             f"that is not resizeable (create it with dynamic_size=True to grow it)")
-    new = _copy(values)
-    if index >= len(new):
-        new.extend([None] * (index + 1 - len(new)))
-    new[index] = value
-    return new
+    return values.write(index, value)
 
 
 def _element(values, index, element_dtype, element_shape):
@@ -82,7 +63,9 @@ def _stack(values, element_dtype, element_shape):
         if not element_shape.is_fully_defined():
             raise InvalidArgumentError("TensorArray stack: the array is empty and its element shape is unknown")
         return np.zeros([0] + element_shape.as_list(), element_dtype.as_numpy_dtype)
-    items = [_element(values, i, element_dtype, element_shape) for i in range(len(values))]
+    items = values.to_list()
+    if any(item is None for item in items):
+        items = [_element(values, i, element_dtype, element_shape) for i in range(len(values))]
     try:
         return np.stack(items)
     except ValueError:
@@ -101,12 +84,11 @@ def _scatter(values, indices, value):
     new = values
     for position, index in enumerate(np.ravel(indices)):
         new = _write(new, index, value[position])
-    return new if new is not values else _copy(values)
+    return new
 
 
 def _unstack(values, value):
-    new = ArrayElements(list(value))
-    new.dynamic_size = values.dynamic_size
+    new = ArrayElements(list(value), values.dynamic_size)
     if not values.dynamic_size and len(values) and len(new) != len(values):
         raise InvalidArgumentError(
             f"TensorArray unstack: {len(new)} rows do not fit a TensorArray of fixed size {len(values)}")

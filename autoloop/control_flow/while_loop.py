@@ -25,19 +25,11 @@ from __future__ import annotations
 from autoloop import dtypes, nest
 from autoloop.control_flow.loop_vars import (
     LoopVars, as_code, check_entry_shapes, check_iteration, component_invariants)
-from autoloop.ir import context
+from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.ops.location import user_location
-from autoloop.ops.registry import OpDef, register
 from autoloop.tensor import Tensor
-
-
-def _while_infer(*specs, **attrs):
-    raise RuntimeError("While nodes are built by while_loop, not applied")
-
-
-register(OpDef("While", kernel=None, infer=_while_infer))
 
 _API_HINT = ("pass a less specific shape for it in shape_invariants (for {label}: {shape}), "
              "or use Tensor.set_shape in the body.")
@@ -155,11 +147,10 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
         after = check_iteration(before, result, invariants, hint, names)
         body_graph.outputs = [graph_value(body_graph, c) for c in after.components()]
 
-    inputs = initial + list(cond_graph.captures) + list(body_graph.captures)
-    if maximum_iterations is not None:
-        inputs.append(graph_value(outer, maximum_iterations))
-    attrs = dict(cond=cond_graph, body=body_graph, num_loop_vars=len(initial),
-                 has_maximum_iterations=maximum_iterations is not None,
+    limit = [] if maximum_iterations is None else [graph_value(outer, maximum_iterations)]
+    inputs, sizes = control_flow.join("While", loop_vars=initial, cond_captures=cond_graph.captures,
+                                      body_captures=body_graph.captures, maximum_iterations=limit)
+    attrs = dict(cond=cond_graph, body=body_graph, **sizes,
                  parallel_iterations=options["parallel_iterations"], back_prop=options["back_prop"],
                  swap_memory=options["swap_memory"], names=tuple(as_code(l) for l in before.component_labels()))
     specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]

@@ -8,6 +8,12 @@ constants are bound once. Nothing is interpreted per call and no shape or
 dtype that tracing proved is checked again, so a loop costs about what the
 same loop hand-written over numpy costs.
 
+Nodes are written in graph order, which the verifier guarantees is a
+topological order of data and ordering edges: effects happen in program
+order with no run-time cost for the ordering edges. A control-flow node is
+written by its op's ``"numpy"`` rule (`autoloop.ir.control_flow`), which
+inlines its sub-graphs.
+
 For ``sum_square`` the generated code reads::
 
     def run(p0):
@@ -24,19 +30,10 @@ from __future__ import annotations
 import functools
 import itertools
 
+from autoloop.ir import control_flow
+from autoloop.ir.effects import has_effects
 from autoloop.ir.graph import Graph, Node, Value
 from autoloop.ops import registry
-
-# Ops the generator writes itself; everything else goes through its OpDef.
-_SPECIAL: dict[str, callable] = {}
-
-
-def special(op_name):
-    """Register a function that writes the code for `op_name` nodes."""
-    def decorate(fn):
-        _SPECIAL[op_name] = fn
-        return fn
-    return decorate
 
 
 class Generator:
@@ -74,10 +71,11 @@ class Generator:
         """Write `graph`'s nodes; return the expressions of its outputs."""
         for value, name in zip(graph.inputs, input_names):
             self.names[value] = name
-        for node in live_nodes(graph):
+        for node in graph.live_nodes(is_leaf=_all_folded):
             if node.op == "Placeholder":
                 continue
-            writer = _SPECIAL.get(node.op, write_generic)
+            op = control_flow.lookup(node.op)
+            writer = write_generic if op is None else op.kernel_for("numpy")
             writer(self, node, indent)
             if self.check:
                 for value in node.outputs:
@@ -91,7 +89,6 @@ class Generator:
 
 
 def write_generic(gen: Generator, node: Node, indent: int) -> None:
-    opdef = registry.get(node.op)
     if node.op == "Const" or _all_folded(node):
         for value in node.outputs:
             constant = node.attrs["value"] if node.op == "Const" else value.constant
@@ -99,11 +96,12 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
         return
     args = [gen.names[v] for v in node.inputs]
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
-    template = opdef.expr(attrs) if callable(opdef.expr) else opdef.expr
+    kernel = registry.get(node.op).kernel_for("numpy")
+    template = kernel.expr(attrs) if callable(kernel.expr) else kernel.expr
     if template is not None:
         call = template.format(*args)
     else:
-        kernel = functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
+        kernel = functools.partial(kernel.fn, **attrs) if attrs else kernel.fn
         call = f"{gen.bind(kernel, 'k')}({', '.join(args)})"
     targets = [gen.fresh() for _ in node.outputs]
     for value, name in zip(node.outputs, targets):
@@ -117,75 +115,48 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
 
 
 def _all_folded(node: Node) -> bool:
-    if registry.get(node.op).stateful or not node.outputs:
-        return False
-    return all(v.constant is not None for v in node.outputs)
+    """Whether every output of `node` was computed while tracing (its inputs are then not needed)."""
+    if not node.outputs or any(v.constant is None for v in node.outputs):
+        return False  # control-flow nodes land here: their outputs are never folded
+    return not has_effects(node)
 
 
-def is_stateful(node: Node) -> bool:
-    if node.op in _SPECIAL:
-        return any(is_stateful(n) for sub in node.subgraphs() for n in sub.nodes)
-    return registry.get(node.op).stateful
-
-
-def live_nodes(graph: Graph) -> list[Node]:
-    """The nodes that outputs or side effects need, in graph order."""
-    needed: set[int] = set()
-    stack = [v.node for v in graph.outputs] + [n for n in graph.nodes if is_stateful(n)]
-    while stack:
-        node = stack.pop()
-        if id(node) in needed:
-            continue
-        needed.add(id(node))
-        if _all_folded(node) and node.op not in _SPECIAL:
-            continue  # its inputs are not needed at run time
-        stack.extend(v.node for v in node.inputs)
-    return [n for n in graph.nodes if id(n) in needed]
-
-
-@special("While")
+# -- control flow: the "numpy" rules of the ops in autoloop.ir.control_flow -----------------
 def write_while(gen: Generator, node: Node, indent: int) -> None:
     """A ``while True`` loop: test the cond graph, break, run the body graph."""
     cond, body = node.attrs["cond"], node.attrs["body"]
-    count = node.attrs["num_loop_vars"]
-    inputs = [gen.names[v] for v in node.inputs]
-    initial = inputs[:count]
-    cond_captured = inputs[count:count + len(cond.captures)]
-    body_captured = inputs[count + len(cond.captures):count + len(cond.captures) + len(body.captures)]
-    loop_vars = [gen.fresh("lv") for _ in range(count)]
+    groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
+    loop_vars = [gen.fresh("lv") for _ in groups.loop_vars]
     gen.line(indent, f"# While {node.name}")
-    gen.assign(indent, loop_vars, initial, node)
-    limit = inputs[-1] if node.attrs.get("has_maximum_iterations") else None
+    gen.assign(indent, loop_vars, list(groups.loop_vars), node)
+    limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
     counter = gen.fresh("it") if limit is not None else None
     if counter:
         gen.line(indent, f"{counter} = 0")
     gen.line(indent, "while True:")
     if counter:
         gen.line(indent + 1, f"if {counter} >= {limit}: break", node)
-    (test,) = gen.graph_body(cond, indent + 1, loop_vars + cond_captured)
+    (test,) = gen.graph_body(cond, indent + 1, loop_vars + list(groups.cond_captures))
     gen.line(indent + 1, f"if not {test}: break", node)
     if counter:
         gen.line(indent + 1, f"{counter} += 1")
-    results = gen.graph_body(body, indent + 1, loop_vars + body_captured)
+    results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures))
     gen.assign(indent + 1, loop_vars, results, node)
     for value, name in zip(node.outputs, loop_vars):
         gen.names[value] = name
 
 
-@special("Cond")
 def write_cond(gen: Generator, node: Node, indent: int) -> None:
     """An ``if``/``else`` whose branches write the same output names."""
     true_graph, false_graph = node.attrs["true_graph"], node.attrs["false_graph"]
-    inputs = [gen.names[v] for v in node.inputs]
-    true_captured = inputs[1:1 + len(true_graph.captures)]
-    false_captured = inputs[1 + len(true_graph.captures):]
+    groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
     outputs = [gen.fresh() for _ in node.outputs]
-    gen.line(indent, f"if {inputs[0]}:", node)
-    results = gen.graph_body(true_graph, indent + 1, true_captured)
+    gen.line(indent, f"if {groups.pred[0]}:", node)
+    results = gen.graph_body(true_graph, indent + 1, list(groups.true_captures))
     gen.assign(indent + 1, outputs, results, node)
     gen.line(indent + 1, "pass")
     gen.line(indent, "else:")
-    results = gen.graph_body(false_graph, indent + 1, false_captured)
+    results = gen.graph_body(false_graph, indent + 1, list(groups.false_captures))
     gen.assign(indent + 1, outputs, results, node)
     gen.line(indent + 1, "pass")
     for value, name in zip(node.outputs, outputs):

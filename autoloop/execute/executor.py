@@ -4,10 +4,8 @@
     outputs = compiled(*input_arrays)     # a tuple of numpy values
 
 A failure while running names the op and the user's line that created it,
-and its traceback ends in a frame at that line. Errors that are the user's
-program speaking (a failed ``assert``, an ``UnboundLocalError`` for a
-variable no path assigned, autoloop's own errors) keep their type; numpy
-failures become `InvalidArgumentError`.
+and its traceback ends in a frame at that line (`autoloop.execute.errors`,
+shared with the reference interpreter).
 """
 
 from __future__ import annotations
@@ -17,10 +15,9 @@ import linecache
 
 import numpy as np
 
-from autoloop.errors import AutoloopError, InvalidArgumentError, raise_at
 from autoloop.execute.codegen import generate
+from autoloop.execute.errors import raise_for_node
 from autoloop.ir.graph import Graph
-from autoloop.ops.location import format_location
 from autoloop.shapes import TensorShape
 
 _serial = itertools.count()
@@ -52,18 +49,7 @@ class CompiledGraph:
         node = self._failing_node(error.__traceback__)
         if node is None:
             raise error
-        location = node.location
-        if isinstance(error, InvalidArgumentError):
-            # A kernel's own report (a TensorArray index out of range): keep its words, add the op and line.
-            message = (f"{node.op} (node {node.name}) failed while running: {error}. "
-                       f"The op was created at {format_location(location)}.")
-            raise_at(InvalidArgumentError(message), location)
-        if isinstance(error, AutoloopError | AssertionError | UnboundLocalError):
-            error.__traceback__ = None
-            raise_at(error, location)
-        message = (f"{node.op} (node {node.name}) failed while running: {type(error).__name__}: {error}. "
-                   f"The op was created at {format_location(location)}.")
-        raise_at(InvalidArgumentError(message), location)
+        raise_for_node(node, error)
 
     def _failing_node(self, traceback):
         node = None

@@ -10,16 +10,23 @@ Sub-graphs (the cond and body of a ``While``, the branches of a ``Cond``)
 are `Graph`s with a `parent`. A sub-graph never refers to a parent's values
 directly: reading one *captures* it, adding a placeholder to the sub-graph
 and recording ``outer value -> placeholder`` in `Graph.captures`; the
-control-flow node then takes the outer value as an explicit input.
+control-flow node then takes the outer value as an explicit input (see
+`autoloop.ir.control_flow` for how its inputs are laid out).
+
+Besides data edges (`Node.inputs`) a node may have ordering edges
+(`Node.control_inputs`: nodes that must run before it). Tracing gives every
+effectful node one from the previous effectful node of its graph (see
+`autoloop.ir.effects`), so the node list is one valid order among many and
+no executor needs to rely on it for the order of effects.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from autoloop.dtypes import DType
+from autoloop.ir.effects import has_effects, last_effect
 from autoloop.shapes import TensorShape
 
 
@@ -51,6 +58,8 @@ class Node:
 
     `location` is the user's ``(file, line)`` that created the node, used in
     error messages; `attrs` may hold sub-graphs (``cond``, ``body``, ...).
+    `control_inputs` are nodes of the same graph that must run before this
+    one although it reads none of their outputs (the order of effects).
     """
 
     op: str
@@ -61,6 +70,7 @@ class Node:
     location: tuple[str, int] | None = None
     outputs: list[Value] = field(default_factory=list)
     tuple_result: bool = False  # the kernel returns a tuple, even of one output
+    control_inputs: tuple[Node, ...] = ()
 
     def subgraphs(self) -> list[Graph]:
         return [v for v in self.attrs.values() if isinstance(v, Graph)]
@@ -80,12 +90,12 @@ class Graph:
         self.inputs: list[Value] = []
         self.outputs: list[Value] = []
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
-        self._name_counts: dict[str, itertools.count] = {}
+        self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
 
     # -- building -------------------------------------------------------
     def unique_name(self, base: str) -> str:
-        counter = self._name_counts.setdefault(base, itertools.count())
-        index = next(counter)
+        index = self._name_counts.get(base, 0)
+        self._name_counts[base] = index + 1
         return base if index == 0 else f"{base}_{index}"
 
     def add_node(self, op: str, inputs, attrs: dict, output_specs, location=None, name=None) -> Node:
@@ -97,6 +107,9 @@ class Graph:
                     f"of graph {value.graph.name!r}; capture it first")
         node = Node(op, tuple(inputs), attrs, self, self.unique_name(name or op), location)
         node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
+        if has_effects(node):
+            previous = last_effect(self)
+            node.control_inputs = (previous,) if previous is not None else ()
         self.nodes.append(node)
         return node
 
@@ -131,27 +144,6 @@ class Graph:
             other = other.parent
         return False
 
-    def prune(self, has_effects) -> None:
-        """Drop the nodes no output needs, here and in every sub-graph.
-
-        Placeholders (parameters and captures) always stay, and so does every
-        node for which `has_effects(node)` is true, with what it reads.
-        Tracing leaves such dead nodes behind, for example a loop test
-        evaluated once only to decide whether to stage the loop.
-        """
-        needed: set[int] = set()
-        stack = [v.node for v in self.outputs]
-        stack += [n for n in self.nodes if n.op == "Placeholder" or has_effects(n)]
-        while stack:
-            node = stack.pop()
-            if id(node) not in needed:
-                needed.add(id(node))
-                stack.extend(v.node for v in node.inputs)
-        self.nodes = [n for n in self.nodes if id(n) in needed]
-        for node in self.nodes:
-            for sub in node.subgraphs():
-                sub.prune(has_effects)
-
     # -- reading --------------------------------------------------------
     def walk(self):
         """Every node of this graph and of its sub-graphs, depth first."""
@@ -159,6 +151,27 @@ class Graph:
             yield node
             for sub in node.subgraphs():
                 yield from sub.walk()
+
+    def live_nodes(self, is_leaf=None) -> list[Node]:
+        """The nodes that outputs or effects need, in graph order.
+
+        Roots are the outputs, the placeholders and every effectful node;
+        a needed node needs its inputs and its control inputs, except that
+        the inputs of a node for which `is_leaf(node)` holds are not
+        followed (the executor's folded constants).
+        """
+        needed: set[int] = set()
+        stack = [v.node for v in self.outputs]
+        stack += [n for n in self.nodes if n.op == "Placeholder" or has_effects(n)]
+        while stack:
+            node = stack.pop()
+            if id(node) in needed:
+                continue
+            needed.add(id(node))
+            stack.extend(node.control_inputs)
+            if is_leaf is None or not is_leaf(node):
+                stack.extend(v.node for v in node.inputs)
+        return [n for n in self.nodes if id(n) in needed]
 
     def consumers(self) -> dict[Value, list[Node]]:
         uses: dict[Value, list[Node]] = {}

@@ -1,4 +1,8 @@
-"""A readable text form of a graph (what ``autoloop graph`` prints)."""
+"""A readable text form of a graph (what ``autoloop graph`` prints).
+
+Ordering edges are listed after a node's inputs, marked ``^`` as in
+TensorFlow: ``PrintV2_1(Mul:0, ^PrintV2)`` runs after ``PrintV2``.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,8 @@ def format_graph(graph, indent: str = "") -> str:
     for node in graph.nodes:
         if node.op == "Placeholder":
             continue
-        outs = ", ".join(f"{v.name}: {_type(v)}" for v in node.outputs)
-        args = ", ".join(v.name for v in node.inputs)
+        outs = ", ".join(f"{v.name}: {_type(v)}" for v in node.outputs) or node.name  # no outputs: its name
+        args = ", ".join([v.name for v in node.inputs] + [f"^{n.name}" for n in node.control_inputs])
         attrs = ", ".join(f"{k}={_attr(v)}" for k, v in node.attrs.items() if not _is_graph(v))
         attrs = f" [{attrs}]" if attrs else ""
         lines.append(f"{indent}  {outs} = {node.op}({args}){attrs}")

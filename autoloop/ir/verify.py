@@ -3,22 +3,23 @@
 ``verify(graph, infer_node)`` raises `GraphError` naming the first node that
 is wrong. `infer_node(node)` (supplied by the op library, so that ir/ does
 not depend on ops/) returns the ``(dtype, shape)`` of each output as the
-op's rule computes it from the node's inputs. Control-flow nodes are checked
-structurally here:
+op's rule computes it from the node's inputs. It checks:
 
-- ``While``: inputs are the loop values, then the cond's captures, then the
-  body's, then the optional iteration limit; the cond returns one boolean
-  scalar; the body returns each loop value with its dtype and a shape that
-  fits the node's output shape (the shape invariant).
-- ``Cond``: a boolean scalar predicate, then each branch's captures; both
-  branches return the node's outputs' dtypes, with shapes that fit them.
-
-Every sub-graph is verified the same way.
+- every input and ordering edge comes from the same graph and from a node
+  listed earlier (the node list is a topological order);
+- effectful nodes form one chain of ordering edges (`autoloop.ir.effects`);
+- each output's recorded dtype is the op's and its shape at least as
+  specific as the op's;
+- a control-flow node (`autoloop.ir.control_flow`): its operand groups add
+  up to its inputs; each capture group lists exactly what its sub-graph
+  captured, and the sub-graph's last inputs are the matching placeholders;
+  the op's own checks; and every sub-graph, verified the same way.
 """
 
 from __future__ import annotations
 
-from autoloop.dtypes import bool_
+from autoloop.ir import control_flow
+from autoloop.ir.effects import has_effects
 
 
 class GraphError(AssertionError):
@@ -26,18 +27,35 @@ class GraphError(AssertionError):
 
 
 def verify(graph, infer_node) -> None:
-    defined = set()
+    _verify(graph, infer_node)
+
+
+def _verify(graph, infer_node) -> bool:
+    """Check `graph`; whether it has effects (found on the way, not by walking sub-graphs again)."""
+    defined: set[int] = set()  # ids of the nodes and values seen so far
+    previous_effect = None
     for node in graph.nodes:
         for value in node.inputs:
             if value.graph is not graph:
                 _fail(node, f"input {value.name} belongs to graph {value.graph.name!r}")
             if id(value) not in defined:
                 _fail(node, f"input {value.name} is used before it is defined")
-        checker = _STRUCTURAL.get(node.op)
-        if checker is not None:
-            checker(node, infer_node)
-        elif node.op != "Placeholder":
-            _check_outputs(node, infer_node(node))
+        for before in node.control_inputs:
+            if before.graph is not graph or id(before) not in defined:
+                _fail(node, f"ordering edge from {before.name}, which does not come earlier in this graph")
+        op = control_flow.lookup(node.op)
+        if op is not None:
+            node_has_effects = _check_control_flow(node, op, infer_node)
+        else:
+            node_has_effects = has_effects(node)
+            if node.op != "Placeholder":
+                _check_outputs(node, infer_node(node))
+        if node_has_effects:
+            if previous_effect is not None and previous_effect not in node.control_inputs:
+                _fail(node, f"has effects but no ordering edge from the previous effectful node "
+                            f"{previous_effect.name}")
+            previous_effect = node
+        defined.add(id(node))
         defined.update(id(v) for v in node.outputs)
     for value in graph.inputs:
         if value.node.op != "Placeholder" or value.graph is not graph:
@@ -48,6 +66,7 @@ def verify(graph, infer_node) -> None:
     for outer, inner in graph.captures.items():
         if inner not in graph.inputs:
             raise GraphError(f"graph {graph.name!r}: capture of {outer.name} is not an input")
+    return previous_effect is not None
 
 
 def _fail(node, problem: str):
@@ -64,46 +83,40 @@ def _check_outputs(node, inferred) -> None:
             _fail(node, f"output {value.index} is recorded with shape {value.shape}, the op gives {shape}")
 
 
-def _check_results(node, graph, expected, what: str) -> None:
-    if len(graph.outputs) != len(expected):
-        _fail(node, f"{what} returns {len(graph.outputs)} values, expected {len(expected)}")
-    for result, value in zip(graph.outputs, expected):
-        if result.dtype is not value.dtype or not result.shape.is_subtype_of(value.shape):
-            _fail(node, f"{what} returns {result.dtype.name}{result.shape} where "
-                        f"{value.dtype.name}{value.shape} is expected")
+def _check_control_flow(node, op, infer_node) -> bool:
+    """Check a control-flow node and its sub-graphs; whether they have effects."""
+    try:
+        groups = control_flow.operands(node)
+    except (KeyError, ValueError) as error:
+        _fail(node, f"its inputs do not match its operand layout: {error}; it has {len(node.inputs)} inputs, "
+                    f"expected {_expected_inputs(node, op)}")
+    for key in op.subgraphs:
+        sub = node.attrs.get(key)
+        if sub is None or not hasattr(sub, "captures"):
+            _fail(node, f"attr {key!r} is not a sub-graph")
+        if sub.parent is not node.graph:
+            _fail(node, f"sub-graph {sub.name!r} does not have the node's graph as its parent")
+    for group in op.capture_groups():
+        sub = node.attrs[group.captures_of]
+        captured = groups[group.name]
+        if list(sub.captures) != list(captured):
+            _fail(node, f"its {group.name} are not the outer values sub-graph {sub.name!r} captured "
+                        f"({len(captured)} given, {len(sub.captures)} captured)")
+        trailing = sub.inputs[len(sub.inputs) - len(captured):] if captured else []
+        if list(sub.captures.values()) != list(trailing):
+            _fail(node, f"the capture placeholders of sub-graph {sub.name!r} are not its last inputs")
+    effects = [_verify(node.attrs[key], infer_node) for key in op.subgraphs]
+    for problem in op.verify(node):
+        _fail(node, problem)
+    _check_outputs(node, op.infer(node))
+    return any(effects)
 
 
-def _check_while(node, infer_node) -> None:
-    cond, body = node.attrs["cond"], node.attrs["body"]
-    count = node.attrs["num_loop_vars"]
-    limit = 1 if node.attrs.get("has_maximum_iterations") else 0
-    expected_inputs = count + len(cond.captures) + len(body.captures) + limit
-    if len(node.inputs) != expected_inputs:
-        _fail(node, f"has {len(node.inputs)} inputs, expected {expected_inputs}")
-    for sub in (cond, body):
-        if len(sub.inputs) != count + len(sub.captures):
-            _fail(node, f"sub-graph {sub.name!r} takes {len(sub.inputs)} inputs, expected "
-                        f"{count} loop values and {len(sub.captures)} captures")
-        verify(sub, infer_node)
-    if len(cond.outputs) != 1 or cond.outputs[0].dtype is not bool_ or cond.outputs[0].shape.rank not in (0, None):
-        _fail(node, "cond must return one boolean scalar")
-    _check_results(node, body, node.outputs, "body")
-    for initial, value in zip(node.inputs[:count], node.outputs):
-        if initial.dtype is not value.dtype or not initial.shape.is_subtype_of(value.shape):
-            _fail(node, f"loop value {initial.name} ({initial.dtype.name}{initial.shape}) does not fit "
-                        f"its invariant {value.dtype.name}{value.shape}")
-
-
-def _check_cond(node, infer_node) -> None:
-    true_graph, false_graph = node.attrs["true_graph"], node.attrs["false_graph"]
-    pred = node.inputs[0]
-    if pred.dtype is not bool_ or pred.shape.rank not in (0, None):
-        _fail(node, f"predicate {pred.name} is not a boolean scalar")
-    if len(node.inputs) != 1 + len(true_graph.captures) + len(false_graph.captures):
-        _fail(node, "inputs do not match the branches' captures")
-    for branch, what in ((true_graph, "true branch"), (false_graph, "false branch")):
-        verify(branch, infer_node)
-        _check_results(node, branch, node.outputs, what)
-
-
-_STRUCTURAL = {"While": _check_while, "Cond": _check_cond}
+def _expected_inputs(node, op) -> str:
+    sizes = []
+    for group in op.operands:
+        try:
+            sizes.append(f"{group.size_of(node.attrs)} {group.name}")
+        except KeyError:
+            sizes.append(f"? {group.name} (no attr {group.size!r})")
+    return " + ".join(sizes)

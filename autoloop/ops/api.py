@@ -1,6 +1,6 @@
 """Every public op function, gathered for `autoloop/__init__.py` and `Tensor`'s operators.
 
-Importing this module registers every op.
+Importing this module registers every op and gives `Tensor` its operators.
 """
 
 from autoloop.ops.constant_ops import constant, convert_to_tensor  # noqa: F401
@@ -20,3 +20,4 @@ from autoloop.ops.shape_ops import (  # noqa: F401
 from autoloop.ops.selection_ops import gather, one_hot, where  # noqa: F401
 from autoloop.ops.logging_ops import Assert, print_  # noqa: F401
 from autoloop.ops.logging_ops import print_ as print  # noqa: F401, A004 - autoloop.print
+from autoloop.ops import tensor_methods  # noqa: F401, E402 - gives Tensor its operators, indexing, iteration

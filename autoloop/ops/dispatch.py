@@ -201,6 +201,21 @@ def _leaves(items):
             yield item
 
 
+def on_values(fn):
+    """`fn`, a function of Tensors, as a function of graph Values (a callback for `autoloop.ir.rewrite`).
+
+        >>> rewrite.add_loop_var(loop, zero, on_values(lambda count: count + 1))
+
+    The callback runs while a sub-graph is being built; what `fn` returns
+    becomes a value of that graph.
+    """
+    def on_graph_values(*values):
+        result = fn(*[Tensor(value=v) for v in values])
+        return graph_value(context.current_graph(), convert(result))
+    on_graph_values.__name__ = getattr(fn, "__name__", "on_values")
+    return on_graph_values
+
+
 def infer_node(node):
     """``(dtype, shape)`` per output of `node`, re-derived by its op's rule (for the verifier)."""
     opdef = registry.get(node.op)

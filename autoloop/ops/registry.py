@@ -1,14 +1,15 @@
 """The op registry: one `OpDef` per op, holding everything about it.
 
-An op's numpy kernel, its dtype/shape rule and its gradient sit side by
-side in one registration::
+An op's dtype/shape rule, its gradient and its kernels (one per backend)
+sit side by side in one registration::
 
     register(OpDef(
         "Square",
-        kernel=np.square,
+        kernel=np.square,            # the numpy kernel
         infer=same_as_input,
-        expr="({0} * {0})",          # optional: inlined by the executor
-        gradient=lambda node, grads, x: [grads[0] * 2 * x],  # filled later
+        expr="({0} * {0})",          # optional: inlined by the numpy executor
+        gradient=square_grad,        # optional: reverse mode, written beside the kernel
+        kernels={"jax": "autoloop.backends.jax_kernels:square"},  # other backends, imported when used
     ))
 
 Contracts:
@@ -17,20 +18,32 @@ Contracts:
   tuple when it returns a list (one entry per output; ``[]`` for an op with
   no outputs, whose kernel returns None).
 - ``infer(*specs, **attrs)`` takes a `Spec` per input and returns one `Spec`
-  or a list of them; a list of one is a tuple of one, never a bare value. It raises TypeError/ValueError for inputs the op cannot
-  take; those errors are raised the same way eagerly and while tracing.
+  or a list of them; a list of one is a tuple of one, never a bare value. It
+  raises TypeError/ValueError for inputs the op cannot take; those errors
+  are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
-  (``{0}``, ``{1}``, ...) that computes the same as ``kernel``; the compiled
-  executor inlines it instead of calling the kernel.
-- ``stateful`` ops (print, assert) are never pruned and keep program order.
+  (``{0}``, ``{1}``, ...), or a function of the attrs returning one, that
+  computes the same as ``kernel``; the compiled executor inlines it instead
+  of calling the kernel.
+- ``kernels`` maps other backends to their kernel (a callable, or a
+  ``"module:function"`` string imported on first use, so ``import autoloop``
+  never imports jax). `OpDef.kernel_for` looks one up.
+- ``gradient`` is the op's reverse-mode rule (or a ``"module:function"``
+  string); its signature is fixed by autoloop's autodiff.
+- ``stateful`` ops (print, assert) have effects: they are never pruned and
+  keep program order (`autoloop.ir.effects`).
+
+Control-flow ops (``While``, ``Cond``) are not OpDefs: they are declared in
+`autoloop.ir.control_flow`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from autoloop.dtypes import DType
+from autoloop.ir import effects
+from autoloop.ir.lazy import resolve
 from autoloop.shapes import TensorShape
 
 
@@ -42,14 +55,49 @@ class Spec(NamedTuple):
     value: Any = None  # the numpy value when it is a known constant
 
 
-@dataclass(frozen=True)
+class Kernel(NamedTuple):
+    """How an op runs on one backend: a function and, for numpy, an optional inline template."""
+
+    fn: Callable
+    expr: str | Callable | None = None
+
+
 class OpDef:
-    name: str
-    kernel: Callable
-    infer: Callable
-    expr: str | None = None
-    gradient: Callable | None = None
-    stateful: bool = False
+    """One op: its rule, gradient and kernels; see the module docstring."""
+
+    __slots__ = ("name", "kernel", "infer", "expr", "gradient", "stateful", "kernels")
+
+    def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
+                 expr: str | Callable | None = None, gradient: Callable | str | None = None,
+                 stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None):
+        if infer is None:
+            raise TypeError(f"op {name!r} needs an infer rule")
+        self.name = name
+        self.kernel = kernel  # the numpy kernel (also kernels["numpy"].fn)
+        self.expr = expr  # its inline template (also kernels["numpy"].expr)
+        self.infer = infer
+        self.gradient = gradient
+        self.stateful = stateful
+        self.kernels: dict[str, Kernel | str] = {}
+        if kernel is not None:
+            self.kernels["numpy"] = Kernel(kernel, expr)
+        for backend, rule in (kernels or {}).items():
+            self.kernels[backend] = rule if isinstance(rule, Kernel | str) else Kernel(rule)
+
+    def kernel_for(self, backend: str) -> Kernel:
+        """The op's `Kernel` on `backend` (imported now if named); KeyError if it has none."""
+        try:
+            rule = self.kernels[backend]
+        except KeyError:
+            raise KeyError(f"op {self.name!r} has no {backend!r} kernel") from None
+        return rule if isinstance(rule, Kernel) else Kernel(resolve(rule))
+
+    def gradient_rule(self):
+        """The gradient rule (imported now if named), or None."""
+        return resolve(self.gradient)
+
+    def __repr__(self):
+        return f"<OpDef {self.name} kernels={sorted(self.kernels)}{' stateful' if self.stateful else ''}>"
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -59,6 +107,8 @@ def register(opdef: OpDef) -> OpDef:
     if opdef.name in _REGISTRY:
         raise ValueError(f"op {opdef.name!r} is registered twice")
     _REGISTRY[opdef.name] = opdef
+    if opdef.stateful:
+        effects.declare_effects(opdef.name)
     return opdef
 
 
@@ -71,9 +121,3 @@ def get(name: str) -> OpDef:
 
 def all_ops() -> dict[str, OpDef]:
     return dict(_REGISTRY)
-
-
-def set_gradient(name: str, gradient: Callable) -> None:
-    """Attach `gradient` to an op registered earlier (used by autodiff)."""
-    opdef = get(name)
-    _REGISTRY[name] = OpDef(opdef.name, opdef.kernel, opdef.infer, opdef.expr, gradient, opdef.stateful)

@@ -169,3 +169,42 @@ def test_empty_and_single_indices_traced_match_numpy():
     np.testing.assert_array_equal(row.numpy(), a[1])
     np.testing.assert_array_equal(column.numpy(), a[:, 2])
     np.testing.assert_array_equal(expanded.numpy(), a[..., None])
+
+
+# -- Tensor.eval: the default compat.v1 Session, when there is one ---------------------------
+def test_eval_without_a_default_session_says_what_is_missing():
+    with pytest.raises(NotImplementedError, match=r"default autoloop.compat.v1.Session.*use .numpy\(\)"):
+        al.constant(1).eval()
+    seen = []
+
+    @al.function(autograph=False)
+    def traced(x):
+        with pytest.raises(ValueError, match=r"Cannot evaluate arg:0 with eval\(\): no default "
+                                             r"autoloop.compat.v1.Session is registered"):
+            x.eval()
+        seen.append(True)
+        return x
+
+    traced(al.constant(1))
+    assert seen == [True]
+
+
+def test_eval_uses_the_session_it_is_given_or_the_registered_default(monkeypatch):
+    class Session:
+        def run(self, fetches, feed_dict=None):
+            return ("ran", fetches.numpy(), feed_dict)
+
+    assert al.constant(3).eval(feed_dict={"k": 1}, session=Session()) == ("ran", 3, {"k": 1})
+    monkeypatch.setattr(al.Tensor, "default_session_evaluate", lambda tensor, feed: ("default", feed))
+    assert al.constant(3).eval({"k": 2}) == ("default", {"k": 2})
+
+
+def test_tensor_module_imports_nothing_of_the_op_library():
+    import ast
+
+    import autoloop.tensor
+    tree = ast.parse(open(autoloop.tensor.__file__).read())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {name for name in imported if name and name.startswith("autoloop.ops")}, imported
+    assert (al.constant([1, 2]) + 1).numpy().tolist() == [2, 3]  # the op library installed the operators

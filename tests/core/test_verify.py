@@ -1,12 +1,13 @@
 """The IR verifier accepts what tracing builds and names the node of a broken graph."""
 
+import numpy as np
 import pytest
 
 import autoloop as al
 from autoloop import dtypes
 from autoloop.ir.graph import Graph
 from autoloop.ir.verify import GraphError
-from autoloop.ops.dispatch import verify
+from autoloop.ops.dispatch import constant_node, verify
 from autoloop.shapes import TensorShape
 
 
@@ -60,8 +61,17 @@ def test_a_value_of_another_graph_is_reported():
 def test_a_while_body_that_changes_dtype_is_reported():
     graph = traced_graph(loop_and_branch, al.constant(5))
     loop = next(n for n in graph.nodes if n.op == "While")
+    body = loop.attrs["body"]
+    body.outputs[1] = constant_node(body, np.float32(1.0))
+    with pytest.raises(GraphError, match=r"body returns float32\(\) where int32\(\) is expected"):
+        verify(graph)
+
+
+def test_a_while_output_recorded_with_another_dtype_is_reported():
+    graph = traced_graph(loop_and_branch, al.constant(5))
+    loop = next(n for n in graph.nodes if n.op == "While")
     loop.outputs[1].dtype = dtypes.float32
-    with pytest.raises(GraphError, match=r"body returns int32\(\) where float32\(\) is expected"):
+    with pytest.raises(GraphError, match=r"node while \(While\).*output 1 is recorded as float32, the op gives int32"):
         verify(graph)
 
 

@@ -5,7 +5,8 @@ twice: on placeholders of the inputs' full shapes (the symbolic result's
 shape must equal the kernel's) and on placeholders with some dims or ranks
 unknown (it must be compatible). The partially known graph is also run on
 the checking executor, which verifies every kernel result against its
-inferred dtype and shape, and its values must equal the eager ones.
+inferred dtype and shape, and its values must equal the eager ones (and
+the reference interpreter's, bit for bit).
 """
 
 import numpy as np
@@ -16,6 +17,7 @@ from autoloop import dtypes
 from autoloop.execute import CompiledGraph
 from autoloop.shapes import TensorShape
 from ophelpers import assert_same, run_eager, trace_specs
+from tests.execute.equivalence import assert_equivalent
 
 ALL_DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 NUMERIC = [np.int32, np.int64, np.float32, np.float64]
@@ -74,6 +76,7 @@ def check_inference(data, fn, *arrays, value_dependent=False):
     inputs = [np.asarray(a)[()] if np.ndim(a) == 0 else a for a in arrays]
     results = CompiledGraph(graph, check=True)(*inputs)
     assert_same(list(results), flat_expected)
+    assert_equivalent(graph, inputs)  # the reference interpreter agrees, bit for bit
 
 
 REDUCTIONS = {

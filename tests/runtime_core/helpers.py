@@ -1,10 +1,12 @@
 """Helpers for the runtime-core behaviour tests.
 
 `mode` runs a function either eagerly (a plain call) or traced with
-``autoloop.function(fn, autograph=False)``. A traced run is also compiled a
-second time in checked mode (``CompiledGraph(graph, check=True)``), which
-verifies every kernel result against the dtype and shape tracing inferred,
-and the checked outputs must equal the ordinary compiled outputs.
+``autoloop.function(fn, autograph=False)``. A traced graph is also run on
+the reference interpreter, which must give identical outputs, errors and
+printed text (`tests.execute.equivalence`), and compiled a second time in
+checked mode (``CompiledGraph(graph, check=True)``), which verifies every
+kernel result against the dtype and shape tracing inferred; the checked
+outputs must equal the ordinary compiled outputs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import numpy as np
 import pytest
 
 import autoloop as tf
+from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.execute import CompiledGraph
+from tests.execute.equivalence import assert_equivalent
 
 
 class Mode:
@@ -32,8 +36,9 @@ class Mode:
             return fn(*args)
         function = tf.function(fn, autograph=False)
         self.concrete = function.get_concrete_function(*args)
+        assert_equivalent(self.concrete.graph, input_arrays(args))  # errors too: before the real call
         result = function(*args)
-        run_checked(self.concrete, args)
+        _check_mode_agrees(self.concrete, args)
         return result
 
     def __repr__(self):
@@ -52,7 +57,12 @@ def input_arrays(args) -> list:
 
 
 def run_checked(concrete, args) -> None:
-    """The graph run in checked mode gives the same outputs as the plain compiled graph."""
+    """The graph run on the reference interpreter and in checked mode gives the plain compiled outputs."""
+    assert_equivalent(concrete.graph, input_arrays(args))
+    _check_mode_agrees(concrete, args)
+
+
+def _check_mode_agrees(concrete, args) -> None:
     arrays = input_arrays(args)
     plain = concrete.compiled(*arrays)
     checked = CompiledGraph(concrete.graph, check=True)(*arrays)
@@ -62,8 +72,8 @@ def run_checked(concrete, args) -> None:
 
 
 def assert_same_value(expected, found) -> None:
-    if isinstance(expected, list):  # a TensorArray's list of elements
-        assert isinstance(found, list) and len(found) == len(expected)
+    if isinstance(expected, ArrayElements):  # a TensorArray's elements
+        assert isinstance(found, ArrayElements) and len(found) == len(expected)
         for a, b in zip(expected, found):
             assert (a is None) == (b is None)
             if a is not None:

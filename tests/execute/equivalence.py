@@ -1,0 +1,74 @@
+"""Run one graph on the reference interpreter and on the compiled executor, and compare.
+
+`assert_equivalent(graph, arrays, ...)` requires identical outcomes: the same
+outputs bit for bit (dtype, shape and bytes; a TensorArray's elements one
+by one), or the same error type and message, and the same text printed on
+stdout and stderr. It is the check every executor must pass against the
+interpreter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from autoloop.control_flow.array_elements import ArrayElements
+from autoloop.execute import CompiledGraph
+from autoloop.execute.interpreter import interpret
+
+
+class Outcome(NamedTuple):
+    results: Any
+    error: BaseException | None
+    stdout: str
+    stderr: str
+
+
+def outcome(run) -> Outcome:
+    """What `run()` returns or raises, and what it prints."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            return Outcome(run(), None, out.getvalue(), err.getvalue())
+        except Exception as error:  # noqa: BLE001 - compared below
+            return Outcome(None, error, out.getvalue(), err.getvalue())
+
+
+def assert_equivalent(graph, *runs) -> list[Outcome]:
+    """The interpreter and the compiled executor agree on `graph` for each list of input arrays in `runs`.
+
+    Returns the compiled executor's outcome of each run.
+    """
+    compiled = CompiledGraph(graph)
+    found_all = []
+    for arrays in runs:
+        expected = outcome(lambda: interpret(graph, *arrays))
+        found = outcome(lambda: compiled(*arrays))
+        where = f"graph {graph.name!r} on {arrays!r}"
+        assert type(found.error) is type(expected.error), (
+            f"{where}: the interpreter raised {expected.error!r}, the compiled executor {found.error!r}")
+        assert str(found.error) == str(expected.error), where
+        assert (found.stdout, found.stderr) == (expected.stdout, expected.stderr), where
+        if expected.error is None:
+            assert len(found.results) == len(expected.results), where
+            for position, (a, b) in enumerate(zip(expected.results, found.results)):
+                assert_identical(a, b, f"{where}, output {position}")
+        found_all.append(found)
+    return found_all
+
+
+def assert_identical(expected, found, where: str = "") -> None:
+    """Equal values bit for bit, with equal dtypes and shapes (NaNs included)."""
+    if isinstance(expected, ArrayElements):
+        assert isinstance(found, ArrayElements) and len(found) == len(expected), where
+        for index, (a, b) in enumerate(zip(expected, found)):
+            assert (a is None) == (b is None), f"{where}: element {index} written in one run only"
+            if a is not None:
+                assert_identical(a, b, f"{where}, element {index}")
+        return
+    a, b = np.asarray(expected), np.asarray(found)
+    assert (a.dtype, a.shape) == (b.dtype, b.shape), f"{where}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+    assert a.tobytes() == b.tobytes(), f"{where}: {a!r} vs {b!r}"
