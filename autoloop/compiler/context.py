@@ -80,6 +80,7 @@ class ConversionContext:
     appended_lists: dict = dataclasses.field(default_factory=dict)
     exempt_reads: set = dataclasses.field(default_factory=set)
     globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
+    captured: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names its closures capture
     resolve: object = None  # name -> (found, object), for the calls pass (None: all calls dynamic)
     is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
     has_class_cell: bool = False  # the function uses zero-argument super()

@@ -20,9 +20,12 @@ import sysconfig
 import types
 import weakref
 
+import gast
+
 from autoloop import source_map
 from autoloop.compiler import emit, parse
 from autoloop.compiler.analysis import analyze
+from autoloop.compiler.analysis.closures import captured_names
 from autoloop.compiler.context import ConversionContext, Namer, names_in
 from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
@@ -46,6 +49,8 @@ RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is mad
 def transform(tree, ctx):
     """The pipeline: a parsed function in, the converted function out."""
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
+    ctx.captured = {node: captured_names(node) for node in gast.walk(tree)  # before passes add lambdas
+                    if isinstance(node, gast.FunctionDef)}
     tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test

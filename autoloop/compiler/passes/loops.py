@@ -46,7 +46,8 @@ class Loops(StatementPass):
         function = self.analysis.of(node)
         modified = function.modified(node)
         live = function.live_in[node]
-        loop_vars = [n for n in modified if is_live(n, live)]
+        shared = self.ctx.captured.get(function.scopes.function, ())
+        loop_vars = [n for n in modified if is_live(n, live) or n in shared]
         return self._convert(node, function, loop_vars, target_names=())
 
     def visit_For(self, node):
@@ -56,16 +57,18 @@ class Loops(StatementPass):
         live = function.live_out[node]
         extra_test = self.ctx.extra_tests.get(node)
         extra_reads = {n.id for n in gast.walk(extra_test) if isinstance(n, gast.Name)} if extra_test else set()
-        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads]
+        shared = self.ctx.captured.get(function.scopes.function, ())
+        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads or n in shared]
         return self._convert(node, function, loop_vars, target_names)
 
     def _convert(self, node, function, loop_vars, target_names):
         ctx = self.ctx
         loop_vars = state.without_covered(state.in_source_order(loop_vars, function.first_seen))
         maybe_before = function.maybe_defined_before(node)
-        declared = ctx.globals_of.get(function.scopes.function, {})
+        shared = ctx.captured.get(function.scopes.function, frozenset())
+        declared = state.declared_in(ctx, function.scopes.function)
         self.generic_visit(node)
-        names = state.StateNames(loop_vars, ctx.namer)
+        names = state.StateNames(loop_vars, ctx.namer, shared)
         options, body = self._take_options(node.body)
         prelude = names.prelude()
         inits = [n for n in loop_vars if not is_composite(n) and n not in maybe_before]
@@ -74,21 +77,22 @@ class Loops(StatementPass):
         keywords = []
         if isinstance(node, gast.While):
             cond_name = ctx.reserved("loop_cond")
-            cond_body = prelude + [gast.Return(value=node.test)]
+            cond_body = state.declarations(prelude, declared) + prelude + [gast.Return(value=node.test)]
             statements.append(state.function_def(cond_name, names.parameters, cond_body))
             parameters = names.parameters
         else:
-            parameters, unpack = self._target_parameter(node.target, loop_vars)
+            parameters, unpack = self._target_parameter(node.target, loop_vars, shared)
             body = unpack + body
             parameters = [parameters] + names.parameters
         body_name = ctx.reserved("loop_body")
-        body = (state.declarations(body, declared) + state.prelude_copy(prelude) + body
+        body = (state.declarations(prelude + body, declared) + state.prelude_copy(prelude) + body
                 + state.return_statement(names))
         statements.append(state.function_def(body_name, parameters, body))
         extra_test = ctx.extra_tests.get(node)
         if extra_test is not None:
             test_name = ctx.reserved("loop_test")
-            test_body = state.prelude_copy(prelude) + [gast.Return(value=extra_test)]
+            test_body = (state.declarations(prelude, declared) + state.prelude_copy(prelude)
+                         + [gast.Return(value=extra_test)])
             statements.append(state.function_def(test_name, names.parameters, test_body))
             keywords.append(gast.keyword(arg="extra_test", value=templates.name(test_name)))
         appended = [n for n in ctx.appended_lists.get(node, ()) if n in loop_vars]
@@ -124,9 +128,9 @@ class Loops(StatementPass):
                 return options, body[:index] + body[index + 1:]
         return None, body
 
-    def _target_parameter(self, target, loop_vars):
+    def _target_parameter(self, target, loop_vars, shared):
         """The body's first parameter, and statements unpacking it into the target."""
-        if isinstance(target, gast.Name) and target.id not in loop_vars:
+        if isinstance(target, gast.Name) and target.id not in loop_vars and target.id not in shared:
             return target.id, []
         parameter = self.ctx.reserved("iterate")
         target = templates.set_ctx(target, gast.Store())

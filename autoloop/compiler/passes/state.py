@@ -4,7 +4,11 @@ loops and conditionals passes.
 State variables are composite names (``i``, ``self.x``, ``a[0]``). Plain
 names are parameters as they are; a composite one is received under an
 identifier (``self_x``) and written back first thing (``self.x = self_x``),
-so the function body reads it exactly as the user wrote it.
+so the function body reads it exactly as the user wrote it. A name that a
+closure captures (see `analysis.closures`) is *shared*: it keeps the one
+binding of the enclosing function, so it is received as ``i_`` and written
+back through ``nonlocal i`` (``i = i_``), and a closure called in the body
+sees the current value.
 """
 
 from __future__ import annotations
@@ -35,20 +39,20 @@ def expression(name: str, ctx=None):
 
 
 class StateNames:
-    """Parameter identifiers for a list of state names."""
+    """Parameter identifiers for a list of state names (`shared` ones are received renamed)."""
 
-    def __init__(self, names, namer=None):
+    def __init__(self, names, namer=None, shared=frozenset()):
         self.names = list(names)
         self.parameters = []
         for name in self.names:
-            if is_composite(name):
-                identifier = parameter_name(name)
+            if is_composite(name) or name in shared:
+                identifier = parameter_name(name) + ("_" if name in shared else "")
                 self.parameters.append(namer.new(identifier) if namer else identifier)
             else:
                 self.parameters.append(name)
 
     def prelude(self):
-        """``self.x = self_x`` for every composite name."""
+        """``self.x = self_x`` for every composite name, ``i = i_`` for every shared one."""
         statements = []
         for name, parameter in zip(self.names, self.parameters):
             if name != parameter:
@@ -95,7 +99,11 @@ def undefined_inits(names, runtime_name):
 
 
 def declarations(statements, declared: dict):
-    """``global``/``nonlocal`` statements for declared names written in `statements`."""
+    """``global``/``nonlocal`` statements for declared names written in `statements`.
+
+    `declared` maps names to ``'global'`` or ``'nonlocal'``: the user's
+    declarations, and the shared names (see `declared_in`).
+    """
     if not declared:
         return []
     written = set()
@@ -109,6 +117,14 @@ def declarations(statements, declared: dict):
         if names:
             result.append(node_type(names=names))
     return result
+
+
+def declared_in(ctx, function) -> dict:
+    """What generated functions inside `function` declare: its global/nonlocal names and
+    the names its closures capture (kept in `function`'s own cell through ``nonlocal``)."""
+    declared = dict.fromkeys(ctx.captured.get(function, ()), "nonlocal")
+    declared.update(ctx.globals_of.get(function, {}))
+    return declared
 
 
 def declared_names(function) -> dict:
