@@ -31,12 +31,14 @@ from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
 from autoloop.compiler.passes.calls import Calls
 from autoloop.compiler.passes.conditional_expressions import ConditionalExpressions
+from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.conditionals import Conditionals
 from autoloop.compiler.passes.continues import Continues
 from autoloop.compiler.passes.lists import ListAppends
 from autoloop.compiler.passes.logical import LogicalExpressions
 from autoloop.compiler.passes.loops import Loops
 from autoloop.compiler.passes.returns import Returns
+from autoloop.compiler.passes import undefined
 from autoloop.compiler.passes.undefined import UndefinedReads
 from autoloop.compiler.passes.unsupported import UnsupportedConstructs
 from autoloop.compiler.passes.walrus import Walrus
@@ -52,10 +54,12 @@ def transform(tree, ctx):
     ctx.captured = {node: captured_names(node) for node in gast.walk(tree)  # before passes add lambdas
                     if isinstance(node, gast.FunctionDef)}
     tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
+    tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    tree = finally_jumps.FinallyJumps.transform(tree, ctx)  # a jump in finally cancels pending ones
     # Expression passes run while the tree is still the user's size (before
     # loops and branches become functions); they also lower the `not break_`
     # tests the flag passes made.
@@ -67,6 +71,7 @@ def transform(tree, ctx):
     tree = UndefinedReads.transform(tree, ctx, analysis)  # before statements move into functions
     tree = Loops.transform(tree, ctx, analysis)  # while/for -> loop_cond/loop_body + while_stmt/for_stmt
     tree = Conditionals.transform(tree, ctx, analysis)  # if -> if_true/if_false + if_stmt
+    tree = undefined.bind_at_entry(tree, ctx, analysis)  # last: names generated functions may read unbound
     return tree
 
 

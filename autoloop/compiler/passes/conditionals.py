@@ -22,7 +22,7 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.analysis.names import is_composite, is_live
-from autoloop.compiler.passes import state
+from autoloop.compiler.passes import state, undefined
 from autoloop.compiler.passes.base import StatementPass
 
 
@@ -46,8 +46,14 @@ class Conditionals(StatementPass):
             [n for n in outputs if is_composite(n)] + sorted(read_first), function.first_seen)
         maybe_before = function.maybe_defined_before(node)
         defined_after = function.defined_after(node)
-        inits = [n for n in dict.fromkeys(outputs + inputs) if not is_composite(n)
-                 and n not in maybe_before and (n not in defined_after or n in inputs)]
+        needs_value = [n for n in dict.fromkeys(outputs + inputs) if not is_composite(n)
+                       and (n not in defined_after or n in inputs)]
+        inits = [n for n in needs_value if n not in maybe_before]
+        # Bound on some paths only: the branch functions must find at least al__.Undefined.
+        defined_before = function.defined_before(node)
+        undefined.initialized_before(ctx, function, node, inits)
+        undefined.bind_later(ctx, function, node, [n for n in needs_value if n in maybe_before
+                                                   and n not in defined_before])
         declared = state.declared_in(ctx, function.scopes.function)
         self.generic_visit(node)  # after reading the analyses, which describe the tree before
 

@@ -27,7 +27,7 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.analysis.names import composite_name, is_composite, is_live
-from autoloop.compiler.passes import state
+from autoloop.compiler.passes import state, undefined
 from autoloop.compiler.passes.base import StatementPass
 
 
@@ -72,6 +72,10 @@ class Loops(StatementPass):
         options, body = self._take_options(node.body)
         prelude = names.prelude()
         inits = [n for n in loop_vars if not is_composite(n) and n not in maybe_before]
+        undefined.initialized_before(ctx, function, node, inits)
+        # Bound on some paths only: the loop functions must find at least al__.Undefined.
+        undefined.bind_later(ctx, function, node, [n for n in loop_vars if not is_composite(n)
+                                                   and n in maybe_before and n not in function.defined_before(node)])
         statements = state.undefined_inits(inits, ctx.runtime_name)
 
         keywords = []

@@ -5,13 +5,13 @@
             if x == 5:                    retval_ = al__.Undefined('retval_')
                 return x                  while x > 0:
             x -= 1                            if x == 5:
-        return -1                                 do_return = True
-                                                  retval_ = x
+        return -1                                 retval_ = x
+                                                  do_return = True
                                                   break
                                               x -= 1
                                           if not do_return:
-                                              do_return = True
                                               retval_ = -1
+                                              do_return = True
                                           return al__.return_value(retval_)
 
 Inside a loop a return also breaks (the breaks pass then guards what
@@ -25,7 +25,7 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import LOOP_NODES, StatementPass, containing
+from autoloop.compiler.passes.base import LOOP_NODES, TRY_NODES, StatementPass, containing
 
 
 def _returns_value(node) -> bool:
@@ -55,6 +55,7 @@ class Returns(StatementPass):
         self.do_return = self.ctx.namer.new("do_return")
         self.retval = self.ctx.namer.new("retval_")
         self.has_value = any(_returns_value(r) for r in returns)
+        self.ctx.jump_flags[self.do_return] = self.retval if self.has_value else None
         self.with_return = containing(body, gast.Return)
         new_body = self._block(body, in_loop=False)
         prefix = templates.replace("do_return = False", do_return=self.do_return)
@@ -107,10 +108,16 @@ class Returns(StatementPass):
             statement.body = self._block(statement.body, in_loop=True)
             statement.orelse = self._block(statement.orelse, in_loop)
             return statement
+        returns_in_body = isinstance(statement, TRY_NODES) and any(
+            id(s) in self.with_return for s in statement.body)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             if block:
-                setattr(statement, field, self._block(block, in_loop))
+                block = self._block(block, in_loop)
+                if field == "orelse" and returns_in_body:  # a try's else runs only if its body ended
+                    block = templates.located(templates.replace(
+                        "if not do_return:\n    block", do_return=self.do_return, block=block), block[0].lineno)
+                setattr(statement, field, block)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
             item.body = self._block(item.body, in_loop)
         return statement
@@ -118,7 +125,8 @@ class Returns(StatementPass):
     def _set_return(self, node, in_loop):
         if self.has_value:
             value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
-            statements = templates.replace("do_return = True\nretval = value",
+            # The value first: if computing it raises, no return is pending.
+            statements = templates.replace("retval = value\ndo_return = True",
                                            do_return=self.do_return, retval=self.retval, value=value)
         else:
             statements = templates.replace("do_return = True", do_return=self.do_return)

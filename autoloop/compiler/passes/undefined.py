@@ -6,13 +6,27 @@ in Python an unbound value raises UnboundLocalError naming the variable and
 line, as Python itself would; after graph control flow the check becomes a
 graph op that raises when the graph runs. Every other read is left alone.
 Needs the analyses.
+
+A checked read inside what becomes a function of its own (a loop or branch
+body, a ``while`` test, the lazy operand of ``and``/``or``/``if_exp``) would
+find an empty closure cell and raise NameError before the check runs, so
+such a read is recorded in ``ctx.entry_undefined``; `bind_at_entry` (run
+last) starts the name as ``x = al__.Undefined('x')`` at the top of the
+function if a path can reach the read with the name unbound. The loops and
+conditionals passes record there the state they pass around that may be
+unbound, and in ``ctx.undefined_inits`` the ``al__.Undefined`` they bind
+before a statement.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import gast
 
 from autoloop.compiler import templates
+from autoloop.compiler.analysis import definedness
+from autoloop.compiler.passes import state
 from autoloop.compiler.passes.base import SCOPE_NODES, Pass
 
 _HEADER_FIELDS = {
@@ -23,20 +37,30 @@ _HEADER_FIELDS = {
 
 
 class _Wrapper(gast.NodeTransformer):
-    def __init__(self, pass_, unbound):
+    def __init__(self, pass_, unbound, nested):
         self.pass_ = pass_
         self.unbound = unbound
+        self.nested = nested  # in code that becomes a function of its own
+        self.in_thunk = 0
+        self.nested_reads = set()
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.unbound:
+            if self.nested or self.in_thunk:
+                self.nested_reads.add(node.id)
             call = gast.Call(func=self.pass_.runtime("read"), args=[node], keywords=[])
             return gast.copy_location(call, node)
         return node
 
     def generic_visit(self, node):
         # Zero-argument lambdas are the thunks of and_/or_/if_exp: evaluated at once.
-        if isinstance(node, SCOPE_NODES) and not _is_thunk(node):
-            return node
+        if isinstance(node, SCOPE_NODES):
+            if not _is_thunk(node):
+                return node
+            self.in_thunk += 1
+            result = super().generic_visit(node)
+            self.in_thunk -= 1
+            return result
         return super().generic_visit(node)
 
 
@@ -48,14 +72,14 @@ def _is_thunk(node):
 
 class UndefinedReads(Pass):
     def visit_FunctionDef(self, node):
-        self._block(node.body)
+        self._block(node.body, nested=False)
         return node
 
-    def _block(self, statements):
+    def _block(self, statements, nested):
         for statement in statements:
-            self._statement(statement)
+            self._statement(statement, nested)
 
-    def _statement(self, statement):
+    def _statement(self, statement, nested):
         function = self.analysis.of(statement)
         if isinstance(statement, gast.ClassDef):
             return  # not converted
@@ -72,7 +96,7 @@ class UndefinedReads(Pass):
                 fields = [f for f in statement._fields if f not in ("targets", "target")]
             if isinstance(statement, gast.AugAssign) and _name_of(statement.target) in unbound:
                 statement = self._expand_augmented(statement)
-            wrapper = _Wrapper(self, unbound)
+            wrapper = _Wrapper(self, unbound, nested or isinstance(statement, gast.While))
             for field in fields:
                 value = getattr(statement, field, None)
                 if isinstance(value, list):
@@ -87,12 +111,15 @@ class UndefinedReads(Pass):
                         target.value = wrapper.visit(target.value)
                     if isinstance(target, gast.Subscript):
                         target.slice = wrapper.visit(target.slice)
+            if wrapper.nested_reads:
+                bind_later(self.ctx, function, statement, wrapper.nested_reads)
+        becomes_function = isinstance(statement, (gast.If, gast.While, gast.For))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             if block and isinstance(block[0], gast.stmt):
-                self._block(block)
+                self._block(block, nested or becomes_function)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
-            self._block(item.body)
+            self._block(item.body, nested)
 
     def _expand_augmented(self, statement):
         """``x += e`` with a maybe-unbound ``x`` -> ``x = x + e`` (``x`` then checked)."""
@@ -105,6 +132,52 @@ class UndefinedReads(Pass):
         statement.type_comment = None
         del statement.target, statement.op
         return statement
+
+
+def bind_later(ctx, function, statement, names):
+    """Record that generated code for `statement` reads `names` (locals of `function`), maybe unbound."""
+    if names:
+        ctx.entry_undefined.setdefault(function.scopes.function, []).append((statement, set(names)))
+
+
+def initialized_before(ctx, function, statement, names):
+    """Record that converted code binds `names` to al__.Undefined right before `statement`."""
+    if names:
+        ctx.undefined_inits.setdefault(function.scopes.function, {})[statement] = set(names)
+
+
+def bind_at_entry(tree, ctx, analysis):
+    """``x = al__.Undefined('x')`` at the top of each function, for the recorded names that some
+    path reaches their statement with unbound (no assignment and no al__.Undefined before it)."""
+    for function, reads in ctx.entry_undefined.items():
+        facts = analysis.function(function)
+        bound_before = _bound_before(facts, ctx.undefined_inits.get(function, {}))
+        names = {name for statement, read in reads for name in read if name not in bound_before(statement)}
+        if not names:
+            continue
+        ordered = state.in_source_order(names, facts.first_seen)
+        inits = templates.located(state.undefined_inits(ordered, ctx.runtime_name), function.lineno)
+        docstring = (function.body and isinstance(function.body[0], gast.Expr)
+                     and isinstance(function.body[0].value, gast.Constant)
+                     and isinstance(function.body[0].value.value, str))
+        function.body[int(bool(docstring)):int(bool(docstring))] = inits
+    return tree
+
+
+def _bound_before(facts, initialized):
+    """``statement -> names bound on every path to it``, counting the al__.Undefined inits."""
+    effects = dict(facts.scopes.effects)
+    for statement, names in initialized.items():
+        effects[statement] = dataclasses.replace(effects[statement], kills=effects[statement].kills | names)
+    defined_in, _, defined_out, _ = definedness.compute(facts.cfg, effects, facts.scopes.locals,
+                                                        facts.scopes.parameters)
+
+    def bound_before(statement):
+        entries = facts.cfg.entries(statement)
+        if not entries:
+            return defined_in.get(statement, frozenset())
+        return frozenset.intersection(*(defined_out[p] for p in entries))
+    return bound_before
 
 
 def _name_of(target):

@@ -2,12 +2,14 @@
 
 - ``yield``, ``yield from`` and ``await`` anywhere in a converted function:
   NotImplementedError now, naming the construct and its line.
-- ``try`` statements and writes to ``global``/``nonlocal`` names inside a
-  loop or an ``if``: recorded in ``ctx.unsupported``; the runtime raises
-  NotImplementedError only if that statement is staged as graph control
-  flow (in Python they keep working).
-- ``if``/``while``/``for`` inside the body of a ``try``: recorded the same way
-  (the handlers could never see errors raised when the graph runs).
+- ``try`` statements with ``except`` clauses and writes to
+  ``global``/``nonlocal`` names inside a loop or an ``if``: recorded in
+  ``ctx.unsupported``; the runtime raises NotImplementedError only if that
+  statement is staged as graph control flow (in Python they keep working).
+- ``if``/``while``/``for`` inside the body of a ``try`` with ``except``
+  clauses: recorded the same way (the handlers could never see errors raised
+  when the graph runs). ``try``/``finally`` without ``except`` is fine: the
+  ``finally`` block simply follows.
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
 """
@@ -16,9 +18,14 @@ from __future__ import annotations
 
 import gast
 
-from autoloop.compiler.passes.base import StatementPass, walk_scope
+from autoloop.compiler.passes.base import TRY_NODES, StatementPass, walk_scope
 
 _CONTROL = (gast.If, gast.While, gast.For)
+
+
+def _catches(node) -> bool:
+    """A ``try`` statement with ``except`` clauses (its handlers cannot see graph run-time errors)."""
+    return isinstance(node, TRY_NODES) and bool(node.handlers)
 ENCLOSING_TRY = "enclosed by: "  # prefix of ctx.unsupported for control flow inside a try body
 
 
@@ -39,7 +46,7 @@ class UnsupportedConstructs(StatementPass):
                 declared.update(dict.fromkeys(inner.names, "nonlocal"))
             elif kind in _CONTROL:
                 control.append(inner)
-            elif kind is gast.Try or kind.__name__ == "TryStar":
+            elif _catches(inner):
                 has_try = True
         self.ctx.globals_of[node] = declared
         if declared or has_try:
@@ -55,13 +62,13 @@ class UnsupportedConstructs(StatementPass):
     def _mark_inside_try(self, function):
         """Control flow in a ``try`` body: its handlers could not see graph run-time errors."""
         for statement in walk_scope(function):
-            if not (isinstance(statement, gast.Try) or type(statement).__name__ == "TryStar"):
+            if not _catches(statement):
                 continue
             for child in statement.body:
                 for inner in walk_scope(child):
                     if isinstance(inner, _CONTROL) and inner not in self.ctx.unsupported:
                         self.ctx.unsupported[inner] = (
-                            f"{ENCLOSING_TRY}a try statement (line {self.ctx.user_line(statement)})")
+                            f"{ENCLOSING_TRY}a try statement with an except clause (line {self.ctx.user_line(statement)})")
 
     def visit_AsyncFunctionDef(self, node):
         self.fail(NotImplementedError, f"async function {node.name} cannot be converted", node)
@@ -71,8 +78,8 @@ class UnsupportedConstructs(StatementPass):
         for block in blocks:
             for child in block:
                 for inner in walk_scope(child):
-                    if isinstance(inner, gast.Try) or type(inner).__name__ == "TryStar":
-                        return f"a try statement (line {self.ctx.user_line(inner)})"
+                    if _catches(inner):
+                        return f"a try statement with an except clause (line {self.ctx.user_line(inner)})"
                     if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store) \
                             and inner.id in declared:
                         return f"an assignment to global or nonlocal '{inner.id}' (line {self.ctx.user_line(inner)})"

@@ -1,0 +1,164 @@
+"""``return``/``raise``/``break``/``continue`` in ``try``/``except``/``else``/``finally`` (issue 7, item 3).
+
+Every combination under Python conditions behaves as plain Python; under
+tensor conditions ``try``/``finally`` works and ``try``/``except`` around or
+inside graph control flow is a NotImplementedError naming the line.
+"""
+
+import itertools
+
+import pytest
+
+import autoloop as al
+from autoloop.compiler import conversion
+from tests.compiler_adversarial.helpers import check, make_function
+
+ACTIONS = {
+    "pass": "trace.append(1)",
+    "return": "return n * 10 + len(trace)",
+    "raise": "raise ValueError('boom')",
+    "raise_other": "raise KeyError('other')",
+    "break": "break",
+    "continue": "continue",
+    "return_call": "return boom(n)",
+}
+IN_LOOP_ONLY = ("break", "continue")
+
+
+def _indent(text, depth):
+    return "\n".join("    " * depth + line for line in text.splitlines())
+
+
+def _program(body, handler, orelse, final, in_loop):
+    """A function whose try statement's clauses do the given actions.
+
+    Each action happens only when ``n % 2 == k % 2`` (on some iterations of
+    the loop, or for some ``n``), so both the jump and falling through run.
+    """
+    def clause(action, depth):
+        text = f"if n % 2 == k % 2:\n    {ACTIONS[action]}\ntrace.append(2)"
+        return _indent(text, depth)
+
+    depth = 2 if in_loop else 1
+    lines = ["try:", clause(body, 1)]
+    if handler is not None:
+        lines += ["except ValueError:", clause(handler, 1)]
+    if orelse is not None:
+        lines += ["else:", clause(orelse, 1)]
+    if final is not None:
+        lines += ["finally:", clause(final, 1)]
+    statement = _indent("\n".join(lines), depth)
+    if in_loop:
+        header = "    for k in range(3):\n        trace.append(k)\n"
+    else:
+        header = "    k = 1\n"
+    return (f"def f(n):\n    trace = []\n{header}{statement}\n"
+            f"    return -len(trace) - n\n")
+
+
+def _combinations():
+    for in_loop in (False, True):
+        usable = [a for a in ACTIONS if in_loop or a not in IN_LOOP_ONLY]
+        bodies = [a for a in usable if not (in_loop and a == "raise_other")]
+        clauses = [None] + [a for a in usable if a not in ("raise_other", "return_call")]
+        for body, handler, orelse, final in itertools.product(bodies, clauses, [None, "return"], clauses):
+            if handler is None and final is None:
+                continue  # not a valid try statement
+            if orelse is not None and handler is None:
+                continue
+            yield body, handler, orelse, final, in_loop
+
+
+COMBINATIONS = list(_combinations())
+
+
+def _outcome(function, n):
+    try:
+        return ("returned", function(n))
+    except Exception as error:  # the program's own errors are outcomes
+        return ("raised", type(error))
+
+
+def boom(n):
+    raise ValueError("boom in a call")
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_every_combination_matches_python(chunk):
+    failures = []
+    for combination in COMBINATIONS[chunk::8]:
+        source = _program(*combination)
+        function = make_function(source, "f", {"boom": boom})
+        converted = conversion.convert(function)
+        # In a loop both n act on some iterations and not on others; outside, only n = 1 acts.
+        for n in (1,) if combination[-1] else (1, 2):
+            expected, got = _outcome(function, n), _outcome(converted, n)
+            if expected != got:
+                failures.append(f"{combination} n={n}: Python {expected}, converted {got}\n{source}")
+    assert not failures, f"{len(failures)} differ; first:\n{failures[0]}"
+
+
+def test_return_value_is_evaluated_before_the_function_returns():
+    function = make_function("""
+        def f(n):
+            try:
+                return boom(n)
+            except ValueError:
+                pass
+            return 1
+        """, "f", {"boom": boom})
+    assert conversion.convert(function)(3) == 1
+
+
+def test_return_in_finally_overrides_the_try():
+    function = make_function("""
+        def f(n):
+            for k in range(3):
+                try:
+                    if k == n:
+                        return 'try'
+                finally:
+                    if k == 1:
+                        return 'finally'
+            return 'end'
+        """, "f")
+    for n in (0, 1, 2, 5):
+        assert conversion.convert(function)(n) == function(n)
+
+
+def test_try_finally_with_tensor_conditions():
+    function = make_function("""
+        def f(n):
+            total = 0
+            i = 0
+            try:
+                while i < n:
+                    try:
+                        if i > 2:
+                            return total
+                        total += i
+                    finally:
+                        i += 1
+            finally:
+                total += 100
+            return total * 2
+        """, "f")
+    for n in (0, 2, 5):
+        check(function, n)
+
+
+def test_try_except_under_tensor_conditions_is_not_implemented():
+    function = make_function("""
+        def f(n):
+            total = 0
+            try:
+                while total < n:
+                    total += 1
+            except ValueError:
+                total = -1
+            return total
+        """, "f")
+    assert function(3) == 3 and conversion.convert(function)(3) == 3
+    with pytest.raises(NotImplementedError, match=r"try statement .*line 4") as error:
+        al.function(function)(al.constant(3))
+    assert "while loop" in str(error.value)
