@@ -126,6 +126,28 @@ def test_return_in_finally_overrides_the_try():
         assert conversion.convert(function)(n) == function(n)
 
 
+@pytest.mark.parametrize("pending", ["break", "continue", "return -1", "raise ValueError"])
+@pytest.mark.parametrize("first", ["return 100", "break", "continue"])
+@pytest.mark.parametrize("second", ["continue", "break", "return 200", "pass"])
+def test_two_jumps_in_finally(pending, first, second):
+    function = make_function(f"""
+        def f(a):
+            c = 0
+            for k in range(3):
+                c += 1
+                try:
+                    {pending}
+                finally:
+                    if a + k < 2:
+                        {first}
+                    c += 10
+                    {second}
+            return c
+        """, "f")
+    for a in (-1, 0, 1, 5):
+        assert _outcome(conversion.convert(function), a) == _outcome(function, a), a
+
+
 def test_try_finally_with_tensor_conditions():
     function = make_function("""
         def f(n):

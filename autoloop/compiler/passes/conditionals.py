@@ -52,7 +52,7 @@ class Conditionals(StatementPass):
         # Bound on some paths only: the branch functions must find at least al__.Undefined.
         defined_before = function.defined_before(node)
         undefined.initialized_before(ctx, function, node, inits)
-        undefined.bind_later(ctx, function, node, [n for n in needs_value if n in maybe_before
+        undefined.bind_later(ctx, function.scopes.function, node, [n for n in needs_value if n in maybe_before
                                                    and n not in defined_before])
         declared = state.declared_in(ctx, function.scopes.function)
         self.generic_visit(node)  # after reading the analyses, which describe the tree before

@@ -8,10 +8,12 @@ steps around them:
 - `mark` (before the flag passes) puts a marker statement before each jump
   of a ``finally`` block that leaves it (a return, or a break/continue of a
   loop around the ``try``);
-- `FinallyJumps` (after them) replaces each marker by ``flag = False`` for
-  every jump flag the ``try`` body, handlers and ``else`` may have set, and
-  ``finally_jumped = True``; a ``with al__.suppress_if(...)`` drops the
-  exception when the ``finally`` block jumped::
+- `FinallyJumps` (after them) replaces each marker by
+  ``finally_jumped = True``. The ``finally`` block first sets aside the jump
+  flags the ``try`` body, handlers and ``else`` may have set (so its own
+  code is not skipped by them) and puts them back at its end unless it
+  jumped itself; a ``with al__.suppress_if(...)`` drops the exception when
+  the ``finally`` block jumped::
 
       for k in ks:                          finally_jumped = False
           try:                              with al__.suppress_if(lambda: finally_jumped):
@@ -20,10 +22,12 @@ steps around them:
               break                                 do_return = True
                                                     break_ = True
                                                 finally:
-                                                    do_return = False
-                                                    retval_ = al__.Undefined('retval_')
+                                                    pending_jumps = (do_return, break_, retval_)
+                                                    do_return, break_, retval_ = (False, False, al__.Undefined('retval_'))
                                                     finally_jumped = True
                                                     break_ = True
+                                                    if not finally_jumped:
+                                                        do_return, break_, retval_ = pending_jumps
 
 ``finally_jumped`` is read by a closure, so it is a shared name (see
 `analysis.closures`): branches and loops inside the ``finally`` block write
@@ -35,6 +39,7 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
+from autoloop.compiler.passes import undefined
 from autoloop.compiler.passes.base import LOOP_NODES, SCOPE_NODES, StatementPass
 
 
@@ -99,32 +104,60 @@ def _leaving_jumps(statements):
 
 
 class FinallyJumps(StatementPass):
+    def __init__(self, ctx, analysis=None):
+        super().__init__(ctx, analysis)
+        self.functions = []
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node)
+        self.generic_visit(node)
+        self.functions.pop()
+        return node
+
     def visit_Try(self, node):
         self.generic_visit(node)
         flag = self.ctx.finally_flags.get(node)
         if flag is None:
             return node
-        pending = sorted(_flags_set(node.body + node.orelse + [h for h in node.handlers], self.ctx))
-        node.finalbody = _replace_markers(node.finalbody, flag, self._cancel(pending, flag))
-        statements = templates.replace("""
+        jumped = templates.replace("flag = True", flag=flag)
+        node.finalbody = _replace_markers(node.finalbody, flag, jumped)
+        pending = sorted(_flags_set(node.body + node.orelse + node.handlers, self.ctx))
+        self.retvals = set()
+        if pending:
+            node.finalbody = templates.located(self._set_aside(pending, flag, node.finalbody),
+                                               node.finalbody[0].lineno)
+        statements = templates.located(templates.replace("""
             flag = False
             with runtime.suppress_if(lambda: flag):
                 try_statement
-            """, flag=flag, runtime=self.ctx.runtime_name, try_statement=[node])
-        return templates.located(statements, node.lineno)
+            """, flag=flag, runtime=self.ctx.runtime_name, try_statement=[node]), node.lineno)
+        # the finally block reads the return value to set it aside, maybe before any return
+        undefined.bind_later(self.ctx, self.functions[-1], statements[-1], self.retvals)
+        return statements
 
     visit_TryStar = visit_Try
 
-    def _cancel(self, pending, flag):
-        statements = []
+    def _set_aside(self, pending, flag, final):
+        """`final` run with the pending jump flags cleared, and restored unless it jumped."""
+        names, cleared = [], []
         for name in pending:
-            statements += templates.replace("name = False", name=name)
+            names.append(name)
+            cleared.append(gast.Constant(value=False, kind=None))
             retval = self.ctx.jump_flags.get(name)
-            if retval is not None:  # a cancelled return leaves no value behind
-                statements += templates.replace("retval = runtime.Undefined(label)", retval=retval,
-                                                runtime=self.ctx.runtime_name,
-                                                label=gast.Constant(value=retval, kind=None))
-        return statements + templates.replace("flag = True", flag=flag)
+            if retval is not None:  # a return cancelled by the finally block leaves no value
+                self.retvals.add(retval)
+                names.append(retval)
+                cleared.append(templates.replace_expression(
+                    "runtime.Undefined(label)", runtime=self.ctx.runtime_name,
+                    label=gast.Constant(value=retval, kind=None)))
+        return templates.replace("""
+            saved = flags
+            flags = cleared
+            final
+            if not flag:
+                flags = saved
+            """, saved=self.ctx.namer.new("pending_jumps"), flags=names, flag=flag,
+            cleared=gast.Tuple(elts=cleared, ctx=gast.Load()), final=final)
 
 
 def _flags_set(statements, ctx) -> set:

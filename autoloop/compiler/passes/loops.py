@@ -74,7 +74,7 @@ class Loops(StatementPass):
         inits = [n for n in loop_vars if not is_composite(n) and n not in maybe_before]
         undefined.initialized_before(ctx, function, node, inits)
         # Bound on some paths only: the loop functions must find at least al__.Undefined.
-        undefined.bind_later(ctx, function, node, [n for n in loop_vars if not is_composite(n)
+        undefined.bind_later(ctx, function.scopes.function, node, [n for n in loop_vars if not is_composite(n)
                                                    and n in maybe_before and n not in function.defined_before(node)])
         statements = state.undefined_inits(inits, ctx.runtime_name)
 

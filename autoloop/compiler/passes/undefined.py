@@ -52,6 +52,17 @@ class _Wrapper(gast.NodeTransformer):
             return gast.copy_location(call, node)
         return node
 
+    def visit_Call(self, node):
+        function = node.func
+        if (isinstance(function, gast.Attribute) and function.attr == "bind_" and len(node.args) == 2
+                and isinstance(node.args[1], gast.Lambda)):  # a chained comparison: called at once
+            node.args[0] = self.visit(node.args[0])
+            self.in_thunk += 1
+            node.args[1].body = self.visit(node.args[1].body)
+            self.in_thunk -= 1
+            return node
+        return self.generic_visit(node)
+
     def generic_visit(self, node):
         # Zero-argument lambdas are the thunks of and_/or_/if_exp: evaluated at once.
         if isinstance(node, SCOPE_NODES):
@@ -112,7 +123,7 @@ class UndefinedReads(Pass):
                     if isinstance(target, gast.Subscript):
                         target.slice = wrapper.visit(target.slice)
             if wrapper.nested_reads:
-                bind_later(self.ctx, function, statement, wrapper.nested_reads)
+                bind_later(self.ctx, function.scopes.function, statement, wrapper.nested_reads)
         becomes_function = isinstance(statement, (gast.If, gast.While, gast.For))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
@@ -135,9 +146,10 @@ class UndefinedReads(Pass):
 
 
 def bind_later(ctx, function, statement, names):
-    """Record that generated code for `statement` reads `names` (locals of `function`), maybe unbound."""
+    """Record that generated code for `statement` reads `names` (locals of the FunctionDef
+    `function`), maybe unbound."""
     if names:
-        ctx.entry_undefined.setdefault(function.scopes.function, []).append((statement, set(names)))
+        ctx.entry_undefined.setdefault(function, []).append((statement, set(names)))
 
 
 def initialized_before(ctx, function, statement, names):
