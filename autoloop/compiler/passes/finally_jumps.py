@@ -49,9 +49,11 @@ def mark(tree, ctx):
     return tree
 
 
-class _Marker(StatementPass):
-    def __init__(self, ctx):
-        super().__init__(ctx)
+class _InFunctions(StatementPass):
+    """A statement pass that knows the function definitions around the current statement."""
+
+    def __init__(self, ctx, analysis=None):
+        super().__init__(ctx, analysis)
         self.functions = []
 
     def visit_FunctionDef(self, node):
@@ -59,6 +61,9 @@ class _Marker(StatementPass):
         self.generic_visit(node)
         self.functions.pop()
         return node
+
+
+class _Marker(_InFunctions):
 
     def visit_Try(self, node):
         self.generic_visit(node)
@@ -103,17 +108,7 @@ def _leaving_jumps(statements):
     return list(reversed(found))
 
 
-class FinallyJumps(StatementPass):
-    def __init__(self, ctx, analysis=None):
-        super().__init__(ctx, analysis)
-        self.functions = []
-
-    def visit_FunctionDef(self, node):
-        self.functions.append(node)
-        self.generic_visit(node)
-        self.functions.pop()
-        return node
-
+class FinallyJumps(_InFunctions):
     def visit_Try(self, node):
         self.generic_visit(node)
         flag = self.ctx.finally_flags.get(node)
