@@ -110,6 +110,8 @@ def is_library(target) -> bool:
     if isinstance(target, functools.partial):
         return False
     if not isinstance(target, types.FunctionType):
+        if not isinstance(getattr(type(target), "__call__", None), types.FunctionType):
+            return True  # written in C (numpy ufuncs, Cython functions): nothing to convert
         return _is_library_module(getattr(type(target), "__module__", None), None)
     code = target.__code__
     if source_map.is_generated(code.co_filename):
