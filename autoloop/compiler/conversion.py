@@ -246,10 +246,17 @@ def _with_user_frames(converted, original):
             return converted(*args, **kwargs)
         except Exception as error:
             location = _innermost_user_location(error.__traceback__)
-            if location is None:
+            visible = _user_visible(error)
+            if location is None and visible is error:
                 raise
-            raise_at(error, location)
+            raise_at(visible, location)
     return converted_function
+
+
+def _user_visible(error):
+    # The runtime's deferred errors (a raise or unbound read that a graph path
+    # holds back until it runs) reach the user as the error they stand for.
+    return importlib.import_module(RUNTIME_MODULE + ".exceptions").user_visible(error)
 
 
 def _innermost_user_location(traceback):

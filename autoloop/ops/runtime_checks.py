@@ -5,12 +5,15 @@
   `MissingReturnError` (a function that ended without ``return``).
 - ``AssertTrue(condition)``: raises AssertionError with the user's message
   when `condition` is false (or the error named by its ``error`` attribute:
-  a branch that reads an unbound variable raises UnboundLocalError when it runs).
+  a branch that reads an unbound variable raises UnboundLocalError when it
+  runs; or a copy of its ``exception`` attribute: a ``raise`` in a branch).
 
 Both raise when the graph runs; the executor shows the user's line.
 """
 
 from __future__ import annotations
+
+import copy
 
 from autoloop.errors import AutoloopError
 from autoloop.ops.registry import OpDef, Spec, register
@@ -33,8 +36,12 @@ def _check_defined_infer(defined, value, **attrs):
     return Spec(value.dtype, value.shape)
 
 
-def _assert_true_kernel(condition, message, error="AssertionError"):
+def _assert_true_kernel(condition, message, error="AssertionError", exception=None):
     if not bool(condition):
+        if exception is not None:  # the user's own exception (a raise in a graph branch)
+            error = copy.copy(exception).with_traceback(None)
+            error.__autoloop_user_raise__ = True  # the executor keeps its type
+            raise error
         error_type = _ERRORS.get(error, AssertionError)
         raise error_type(message) if message is not None else error_type()
 
@@ -43,5 +50,6 @@ def _no_outputs(*specs, **attrs):
     return []
 
 
-register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer))
+register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
+               stateful=True))  # a check whose value is unused must still run (y = x, y dead)
 register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))

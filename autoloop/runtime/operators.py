@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 
-from autoloop.runtime import staged_branches, staged_loops, staging
+from autoloop.runtime import exceptions, staged_branches, staged_loops, staging
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.values import is_graph_tensor
 
@@ -50,14 +50,17 @@ def not_(value):
 
 
 def assert_(test, message=None):
-    """``assert test, message``; a graph assertion for a tensor test."""
+    """``assert test, message``; a graph assertion for a tensor test.
+
+    A Python-valued test that fails inside a graph branch or loop body
+    raises when (and if) the graph runs that path, not while tracing.
+    """
     if is_graph_tensor(test):
         staging.staged_assert(test, _message(message), caller_location())
         return
     if not test:
-        if message is None:
-            raise AssertionError
-        raise AssertionError(_message(message))
+        error = AssertionError() if message is None else AssertionError(_message(message))
+        raise exceptions.raised(error)
 
 
 def _message(message):

@@ -57,7 +57,7 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     true_values = scratch_run(run, (if_true,))
     false_values = scratch_run(run, (if_false,))
     if isinstance(true_values, Raises) and isinstance(false_values, Raises):
-        raise UnboundLocalError(str(true_values.error))
+        raise true_values.error  # the statement raises on every path: so does the code around it
     if isinstance(true_values, Raises):  # outputs as the other branch gives them
         true_values = false_values
     if isinstance(false_values, Raises):

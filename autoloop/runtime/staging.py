@@ -158,7 +158,12 @@ class Raises:
 
 def raise_when_run(error):
     """A graph op, in the branch being traced, that raises `error` when the branch runs."""
-    apply("AssertTrue", [api.constant(False)], {"message": str(error), "error": "UnboundLocalError"})
+    exception = getattr(error, "exception", None)  # a deferred raise or assert: the user's exception
+    attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
+        "message": None, "exception": exception}
+    apply("AssertTrue", [api.constant(False)], attrs)
+    if getattr(error, "location", None) is not None:  # shown at the raise, not at the branch's if
+        context.current_graph().nodes[-1].location = error.location
 
 
 # -- statements ----------------------------------------------------------------------------------
