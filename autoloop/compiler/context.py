@@ -81,6 +81,7 @@ class ConversionContext:
     exempt_reads: set = dataclasses.field(default_factory=set)
     globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
     captured: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names its closures capture
+    loop_options: dict = dataclasses.field(default_factory=dict)  # loop -> its set_loop_options statement
     jump_flags: dict = dataclasses.field(default_factory=dict)  # do_return/break_/continue_ -> retval_ or None
     finally_flags: dict = dataclasses.field(default_factory=dict)  # Try -> its finally_jumped flag
     entry_undefined: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> [(statement, names)]
@@ -88,6 +89,7 @@ class ConversionContext:
     resolve: object = None  # name -> (found, object), for the calls pass (None: all calls dynamic)
     is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
     has_class_cell: bool = False  # the function uses zero-argument super()
+    root: object = None  # the converted FunctionDef (functions nested in it are converted along)
 
     _reserved: dict = dataclasses.field(default_factory=dict)
 

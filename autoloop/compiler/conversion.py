@@ -34,6 +34,7 @@ from autoloop.compiler.passes.conditional_expressions import ConditionalExpressi
 from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.conditionals import Conditionals
 from autoloop.compiler.passes.continues import Continues
+from autoloop.compiler.passes.directives import LoopDirectives
 from autoloop.compiler.passes.lists import ListAppends
 from autoloop.compiler.passes.logical import LogicalExpressions
 from autoloop.compiler.passes.loops import Loops
@@ -50,7 +51,9 @@ RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is mad
 
 def transform(tree, ctx):
     """The pipeline: a parsed function in, the converted function out."""
+    ctx.root = tree
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
+    tree = LoopDirectives.transform(tree, ctx)  # on the user's tree: set_loop_options first in a loop body
     ctx.captured = {node: captured_names(node) for node in gast.walk(tree)  # before passes add lambdas
                     if isinstance(node, gast.FunctionDef)}
     tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`

@@ -31,24 +31,25 @@ class Conditionals(StatementPass):
         ctx = self.ctx
         function = self.analysis.of(node)
         live_after = function.live_after(node)
-        modified = function.modified(node, "body") | function.modified(node, "orelse")
-        # A name a closure captures keeps one binding: an output whenever a branch
-        # changes it, and received by both branches, so each starts from its value.
-        shared = ctx.captured.get(function.scopes.function, frozenset())
+        modified = (function.modified(node, "body") | function.modified(node, "orelse")
+                    | state.nonlocal_writes(ctx, function, node.body + node.orelse))
+        # A name a closure captures (or a nonlocal one) keeps one binding: an output whenever
+        # a branch changes it, and received by both branches, so each starts from its value.
+        shared = state.shared_names(ctx, function.scopes.function)
         outputs = [n for n in modified if is_live(n, live_after) or n in shared]
         outputs = state.without_covered(state.in_source_order(outputs, function.first_seen))
         # A branch that assigns a name makes it local to the branch function, so it
         # must receive the current value if it may read it first (output or not).
         read_first = {n for field in ("body", "orelse") for n in function.modified(node, field)
                       if not is_composite(n) and (is_live(n, function.live_at_start(node, field))
-                                                  or n in shared)}
+                                                  or n in shared)} | {n for n in modified if n in shared}
         inputs = state.in_source_order(
             [n for n in outputs if is_composite(n)] + sorted(read_first), function.first_seen)
         maybe_before = function.maybe_defined_before(node)
         defined_after = function.defined_after(node)
         needs_value = [n for n in dict.fromkeys(outputs + inputs) if not is_composite(n)
                        and (n not in defined_after or n in inputs)]
-        inits = [n for n in needs_value if n not in maybe_before]
+        inits = [n for n in needs_value if n not in maybe_before and function.is_local(n)]
         # Bound on some paths only: the branch functions must find at least al__.Undefined.
         defined_before = function.defined_before(node)
         undefined.initialized_before(ctx, function, node, inits)

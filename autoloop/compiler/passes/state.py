@@ -119,6 +119,34 @@ def declarations(statements, declared: dict):
     return result
 
 
+def shared_names(ctx, function) -> frozenset:
+    """Names that keep one binding in `function`'s generated functions: those its closures
+    capture, and its ``nonlocal`` names (so loops and branches may change them)."""
+    return ctx.captured.get(function, frozenset()) | _nested_nonlocals(ctx, function)
+
+
+def _nested_nonlocals(ctx, function) -> set:
+    """``nonlocal`` names of a function nested in the converted one (the converted function's
+    own refer to cells that outlive the trace: writing them in graph control flow is unsupported)."""
+    if function is ctx.root:
+        return set()
+    return {n for n, kind in ctx.globals_of.get(function, {}).items() if kind == "nonlocal"}
+
+
+def nonlocal_writes(ctx, analysis, statements) -> frozenset:
+    """The ``nonlocal`` names of `analysis`'s function that `statements` assign.
+
+    Read from the tree, which inner statements may already have converted.
+    """
+    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
+    nonlocal_names = _nested_nonlocals(ctx, analysis.scopes.function)
+    if not nonlocal_names:
+        return frozenset()
+    return frozenset(node.id for statement in statements if not isinstance(statement, SCOPE_NODES)
+                     for node in walk_scope(statement) if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)
+                     and node.id in nonlocal_names)
+
+
 def declared_in(ctx, function) -> dict:
     """What generated functions inside `function` declare: its global/nonlocal names and
     the names its closures capture (kept in `function`'s own cell through ``nonlocal``)."""
@@ -129,7 +157,7 @@ def declared_in(ctx, function) -> dict:
 
 def declared_names(function) -> dict:
     """``{name: 'global' | 'nonlocal'}`` for the declarations in `function`'s body."""
-    from autoloop.compiler.passes.base import walk_scope
+    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
     result = {}
     for statement in function.body:
         for node in walk_scope(statement):

@@ -2,10 +2,13 @@
 
 - ``yield``, ``yield from`` and ``await`` anywhere in a converted function:
   NotImplementedError now, naming the construct and its line.
-- ``try`` statements with ``except`` clauses and writes to
-  ``global``/``nonlocal`` names inside a loop or an ``if``: recorded in
+- ``try`` statements with ``except`` clauses, and writes to ``global``
+  names and to the converted function's own ``nonlocal`` names (cells that
+  outlive the trace), inside a loop or an ``if``: recorded in
   ``ctx.unsupported``; the runtime raises NotImplementedError only if that
   statement is staged as graph control flow (in Python they keep working).
+  A nested function's ``nonlocal`` name is loop state like a local (see
+  `state.shared_names`).
 - ``if``/``while``/``for`` inside the body of a ``try`` with ``except``
   clauses: recorded the same way (the handlers could never see errors raised
   when the graph runs). ``try``/``finally`` without ``except`` is fine: the
@@ -31,6 +34,7 @@ ENCLOSING_TRY = "enclosed by: "  # prefix of ctx.unsupported for control flow in
 
 class UnsupportedConstructs(StatementPass):
     def visit_FunctionDef(self, node):
+        self.current = node
         declared, control, has_try = {}, [], False
         for inner in walk_scope(node):  # one walk finds everything this pass looks for
             kind = type(inner)
@@ -74,6 +78,7 @@ class UnsupportedConstructs(StatementPass):
         self.fail(NotImplementedError, f"async function {node.name} cannot be converted", node)
 
     def _unsupported_inside(self, statement, declared):
+        outlives = self.ctx.root is None or self.ctx.root is self.current  # its nonlocals outlive the trace
         blocks = [statement.body, statement.orelse]
         for block in blocks:
             for child in block:
@@ -81,8 +86,9 @@ class UnsupportedConstructs(StatementPass):
                     if _catches(inner):
                         return f"a try statement with an except clause (line {self.ctx.user_line(inner)})"
                     if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store) \
-                            and inner.id in declared:
-                        return f"an assignment to global or nonlocal '{inner.id}' (line {self.ctx.user_line(inner)})"
+                            and inner.id in declared and (declared[inner.id] == "global" or outlives):
+                        return (f"an assignment to {declared[inner.id]} '{inner.id}' "
+                                f"(line {self.ctx.user_line(inner)})")
         return None
 
     def visit_Match(self, node):
