@@ -24,6 +24,10 @@ class ShapeInvariantError(AutoloopError, ValueError):
     """A loop variable's shape broke its shape invariant."""
 
 
+class UnsupportedError(AutoloopError, NotImplementedError):
+    """A construct graph control flow cannot express (a try/except around a staged loop)."""
+
+
 class GradientError(AutoloopError, ValueError):
     """A gradient cannot pass where it was asked to."""
 

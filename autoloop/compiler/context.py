@@ -69,7 +69,8 @@ class ConversionContext:
       the runtime raises NotImplementedError if the statement is staged.
     - `appended_lists`: loop -> names of lists appended to in its body.
     - `exempt_reads`: generated names whose reads are never checked for
-      definedness (the return value, read through `return_value`).
+      definedness (the return value, read through `return_value`; the
+      jump flags).
     """
 
     source: SourceInfo
@@ -86,6 +87,7 @@ class ConversionContext:
     finally_flags: dict = dataclasses.field(default_factory=dict)  # Try -> its finally_jumped flag
     entry_undefined: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> [(statement, names)]
     undefined_inits: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> {statement: names}
+    top_level_reads: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> checked names it reads
     resolve: object = None  # name -> (found, object), for the calls pass (None: all calls dynamic)
     is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
     has_class_cell: bool = False  # the function uses zero-argument super()

@@ -22,6 +22,7 @@ raising the exception when that path runs. A failed Python-valued
 
 from __future__ import annotations
 
+from autoloop.errors import AutoloopError
 from autoloop.ir import context
 from autoloop.runtime.locations import caller_location
 from autoloop.runtime.undefined import TracedUnboundError
@@ -39,7 +40,9 @@ class suppress_if:  # noqa: N801  (used like a function in converted code)
         return self
 
     def __exit__(self, kind, error, traceback):
-        return kind is not None and bool(self.jumped())
+        if kind is None or issubclass(kind, AutoloopError):
+            return False  # autoloop's own errors (conversion, staging) are not the program's
+        return bool(self.jumped())
 
 
 class DeferredRaise(TracedUnboundError):

@@ -16,6 +16,7 @@ import numpy as np
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.tensor_array import TensorArray
+from autoloop.errors import UnsupportedError
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 from autoloop.ops import api
@@ -106,13 +107,13 @@ def to_bool(value):
 def reject_unsupported(unsupported, what, location):
     enclosing = "enclosed by: "  # compiler/passes/unsupported.py ENCLOSING_TRY
     if unsupported and unsupported.startswith(enclosing):
-        raise_from_user(NotImplementedError(
+        raise_from_user(UnsupportedError(
             f"{what} whose condition is a Tensor ({describe(location)}) inside "
             f"{unsupported[len(enclosing):]} cannot be converted to graph control flow: the try "
             f"statement's handlers would never see errors raised when the graph runs; move the "
             f"try statement out of the converted function"), location)
     if unsupported:
-        raise_from_user(NotImplementedError(
+        raise_from_user(UnsupportedError(
             f"{unsupported} inside {what} whose condition is a Tensor ({describe(location)}) "
             f"cannot be converted to graph control flow; move it out of the {what.split()[-1]}"),
             location)

@@ -148,6 +148,36 @@ def test_two_jumps_in_finally(pending, first, second):
         assert _outcome(conversion.convert(function), a) == _outcome(function, a), a
 
 
+def test_finally_jump_before_the_try_body_bound_its_flags():
+    function = make_function("""
+        def f(a, c):
+            try:
+                if d < c:
+                    for i in range(a):
+                        return c
+                d = 1
+            finally:
+                return 5
+        """, "f")
+    assert function(3, 1) == 5  # the finally's return discards the UnboundLocalError
+    assert conversion.convert(function)(3, 1) == 5
+
+
+def test_a_finally_that_jumps_around_graph_control_flow_is_not_implemented():
+    # The return in finally would discard an error the graph raises when it runs.
+    function = make_function("""
+        def f(n):
+            try:
+                if n > 2:
+                    raise ValueError('big')
+            finally:
+                return n
+        """, "f")
+    assert function(3) == 3 and conversion.convert(function)(3) == 3
+    with pytest.raises(NotImplementedError, match=r"finally block returns.*line 3"):
+        al.function(function)(al.constant(3))
+
+
 def test_try_finally_with_tensor_conditions():
     function = make_function("""
         def f(n):

@@ -68,10 +68,11 @@ class _Marker(_InFunctions):
     def visit_Try(self, node):
         self.generic_visit(node)
         flag = None
-        for block, jump, index in _leaving_jumps(node.finalbody):
+        for block, jump, index in leaving_jumps(node.finalbody):
             if flag is None:
                 flag = self.ctx.namer.new("finally_jumped")
                 self.ctx.finally_flags[node] = flag
+                self.ctx.exempt_reads.add(flag)
                 function = self.functions[-1]
                 self.ctx.captured[function] = self.ctx.captured.get(function, frozenset()) | {flag}
             marker = gast.Expr(value=templates.name(flag))
@@ -81,7 +82,7 @@ class _Marker(_InFunctions):
     visit_TryStar = visit_Try
 
 
-def _leaving_jumps(statements):
+def leaving_jumps(statements):
     """``(block, jump, index)`` of every statement in `statements` that jumps out of them.
 
     Listed last-first, so inserting before one keeps the other indices valid.
@@ -126,8 +127,9 @@ class FinallyJumps(_InFunctions):
             with runtime.suppress_if(lambda: flag):
                 try_statement
             """, flag=flag, runtime=self.ctx.runtime_name, try_statement=[node]), node.lineno)
-        # the finally block reads the return value to set it aside, maybe before any return
-        undefined.bind_later(self.ctx, self.functions[-1], statements[-1], self.retvals)
+        # the finally block reads the pending flags and the return value to set them aside,
+        # maybe before the try body bound them
+        undefined.bind_later(self.ctx, self.functions[-1], statements[-1], set(pending) | self.retvals)
         return statements
 
     visit_TryStar = visit_Try

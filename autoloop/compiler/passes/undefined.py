@@ -27,7 +27,7 @@ import gast
 from autoloop.compiler import templates
 from autoloop.compiler.analysis import definedness
 from autoloop.compiler.passes import state
-from autoloop.compiler.passes.base import SCOPE_NODES, Pass
+from autoloop.compiler.passes.base import SCOPE_NODES, Pass, walk_scope
 
 _HEADER_FIELDS = {
     gast.If: ("test",), gast.While: ("test",), gast.For: ("iter",), gast.With: ("items",),
@@ -43,11 +43,11 @@ class _Wrapper(gast.NodeTransformer):
         self.nested = nested  # in code that becomes a function of its own
         self.in_thunk = 0
         self.nested_reads = set()
+        self.top_reads = set()
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.unbound:
-            if self.nested or self.in_thunk:
-                self.nested_reads.add(node.id)
+            (self.nested_reads if self.nested or self.in_thunk else self.top_reads).add(node.id)
             call = gast.Call(func=self.pass_.runtime("read"), args=[node], keywords=[])
             return gast.copy_location(call, node)
         return node
@@ -124,6 +124,8 @@ class UndefinedReads(Pass):
                         target.slice = wrapper.visit(target.slice)
             if wrapper.nested_reads:
                 bind_later(self.ctx, function.scopes.function, statement, wrapper.nested_reads)
+            if wrapper.top_reads:
+                self.ctx.top_level_reads.setdefault(function.scopes.function, set()).update(wrapper.top_reads)
         becomes_function = isinstance(statement, (gast.If, gast.While, gast.For))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
@@ -161,10 +163,16 @@ def initialized_before(ctx, function, statement, names):
 def bind_at_entry(tree, ctx, analysis):
     """``x = al__.Undefined('x')`` at the top of each function, for the recorded names that some
     path reaches their statement with unbound (no assignment and no al__.Undefined before it)."""
-    for function, reads in ctx.entry_undefined.items():
+    for function in set(ctx.entry_undefined) | set(ctx.top_level_reads):
         facts = analysis.function(function)
         bound_before = _bound_before(facts, ctx.undefined_inits.get(function, {}))
-        names = {name for statement, read in reads for name in read if name not in bound_before(statement)}
+        names = {name for statement, read in ctx.entry_undefined.get(function, ())
+                 for name in read if name not in bound_before(statement)}
+        # A checked read in the function itself needs the name to be one of its locals; a
+        # name now assigned only inside generated functions would be looked up as a global.
+        top_reads = ctx.top_level_reads.get(function, set()) - names
+        if top_reads:
+            names |= top_reads - _assigned_in_own_scope(function)
         if not names:
             continue
         ordered = state.in_source_order(names, facts.first_seen)
@@ -174,6 +182,12 @@ def bind_at_entry(tree, ctx, analysis):
                      and isinstance(function.body[0].value.value, str))
         function.body[int(bool(docstring)):int(bool(docstring))] = inits
     return tree
+
+
+def _assigned_in_own_scope(function) -> set:
+    return {node.id for statement in function.body if not isinstance(statement, SCOPE_NODES)
+            for node in walk_scope(statement)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del))}
 
 
 def _bound_before(facts, initialized):

@@ -10,8 +10,9 @@
   A nested function's ``nonlocal`` name is loop state like a local (see
   `state.shared_names`).
 - ``if``/``while``/``for`` inside the body of a ``try`` with ``except``
-  clauses: recorded the same way (the handlers could never see errors raised
-  when the graph runs). ``try``/``finally`` without ``except`` is fine: the
+  clauses, or whose ``finally`` block returns or breaks (which discards any
+  error): recorded the same way (the handlers could never see errors raised
+  when the graph runs). Other ``try``/``finally`` statements are fine: the
   ``finally`` block simply follows.
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
@@ -21,15 +22,23 @@ from __future__ import annotations
 
 import gast
 
+from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.base import TRY_NODES, StatementPass, walk_scope
 
 _CONTROL = (gast.If, gast.While, gast.For)
-
-
-def _catches(node) -> bool:
-    """A ``try`` statement with ``except`` clauses (its handlers cannot see graph run-time errors)."""
-    return isinstance(node, TRY_NODES) and bool(node.handlers)
 ENCLOSING_TRY = "enclosed by: "  # prefix of ctx.unsupported for control flow inside a try body
+
+
+def _catches(node) -> str | None:
+    """How a ``try`` statement catches errors (its handlers could not see graph run-time
+    errors), or None: an ``except`` clause, or a ``finally`` block that returns or breaks."""
+    if not isinstance(node, TRY_NODES):
+        return None
+    if node.handlers:
+        return "a try statement with an except clause"
+    if finally_jumps.leaving_jumps(node.finalbody):
+        return "a try statement whose finally block returns, breaks or continues"
+    return None
 
 
 class UnsupportedConstructs(StatementPass):
@@ -72,7 +81,7 @@ class UnsupportedConstructs(StatementPass):
                 for inner in walk_scope(child):
                     if isinstance(inner, _CONTROL) and inner not in self.ctx.unsupported:
                         self.ctx.unsupported[inner] = (
-                            f"{ENCLOSING_TRY}a try statement with an except clause (line {self.ctx.user_line(statement)})")
+                            f"{ENCLOSING_TRY}{_catches(statement)} (line {self.ctx.user_line(statement)})")
 
     def visit_AsyncFunctionDef(self, node):
         self.fail(NotImplementedError, f"async function {node.name} cannot be converted", node)
@@ -84,7 +93,7 @@ class UnsupportedConstructs(StatementPass):
             for child in block:
                 for inner in walk_scope(child):
                     if _catches(inner):
-                        return f"a try statement with an except clause (line {self.ctx.user_line(inner)})"
+                        return f"{_catches(inner)} (line {self.ctx.user_line(inner)})"
                     if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store) \
                             and inner.id in declared and (declared[inner.id] == "global" or outlives):
                         return (f"an assignment to {declared[inner.id]} '{inner.id}' "
