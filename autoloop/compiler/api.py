@@ -9,8 +9,13 @@ from autoloop.compiler import conversion
 from autoloop.errors import raise_at
 
 
+def _python_function(fn):
+    """`fn`, or the Python function an ``@autoloop.function`` wraps (its ``python_function``)."""
+    return getattr(fn, "python_function", fn)
+
+
 def to_code(fn) -> str:
-    """The converted source of `fn` as readable Python.
+    """The converted source of `fn` (a function or an ``@autoloop.function``) as readable Python.
 
         >>> print(to_code(sum_square))
         def sum_square(n):
@@ -18,12 +23,15 @@ def to_code(fn) -> str:
             i, result = al__.while_stmt(loop_cond, loop_body, (i, result), ('i', 'result'))
             return result
     """
-    return conversion.converted_source(fn)
+    return conversion.converted_source(_python_function(fn))
 
 
 def to_graph(fn):
-    """The converted Python function itself (not traced); call it inside a trace to stage it."""
-    return conversion.convert(fn)
+    """The converted Python function itself (not traced); call it inside a trace to stage it.
+
+    For an ``@autoloop.function`` this converts the function it wraps.
+    """
+    return conversion.convert(_python_function(fn))
 
 
 def do_not_convert(fn=None):

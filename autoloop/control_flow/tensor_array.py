@@ -23,6 +23,7 @@ from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops.dispatch import apply, constant_value, convert
+from autoloop.ops.math_ops import identity
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
 
@@ -80,6 +81,30 @@ def _gather(values, indices, element_dtype, element_shape):
     return np.stack(items)
 
 
+def _concat(values, element_dtype, element_shape):
+    if not len(values):
+        if element_shape.rank is None or not element_shape[1:].is_fully_defined():
+            raise InvalidArgumentError("TensorArray concat: the array is empty and its element shape is unknown")
+        return np.zeros([0] + element_shape[1:].as_list(), element_dtype.as_numpy_dtype)
+    items = [_element(values, i, element_dtype, element_shape) for i in range(len(values))]
+    if any(np.ndim(item) == 0 for item in items):
+        raise InvalidArgumentError("TensorArray concat: elements must have rank >= 1, got scalars")
+    try:
+        return np.concatenate(items)
+    except ValueError:
+        shapes = sorted({np.shape(item) for item in items})
+        raise InvalidArgumentError(f"TensorArray concat: elements differ beyond axis 0: {shapes}") from None
+
+
+def _split(values, value, lengths):
+    lengths = [int(n) for n in np.ravel(lengths)]
+    if any(n < 0 for n in lengths) or sum(lengths) != np.shape(value)[0]:
+        raise InvalidArgumentError(f"TensorArray split: lengths {lengths} must be >= 0 and add up to the "
+                                   f"{np.shape(value)[0]} rows of the value")
+    pieces = np.split(value, np.cumsum(lengths)[:-1])
+    return _unstack(values, pieces)
+
+
 def _scatter(values, indices, value):
     new = values
     for position, index in enumerate(np.ravel(indices)):
@@ -119,6 +144,11 @@ register(OpDef("TensorListStack", kernel=_stack,
 register(OpDef("TensorListGather", kernel=_gather,
                infer=lambda values, indices, element_dtype, element_shape:
                _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None)))
+register(OpDef("TensorListConcat", kernel=_concat,
+               infer=lambda values, element_dtype, element_shape:
+               Spec(element_dtype, TensorShape([None]).concatenate(element_shape[1:])
+                    if element_shape.rank else TensorShape(None))))
+register(OpDef("TensorListSplit", kernel=_split, infer=lambda values, value, lengths: _LIST))
 register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST))
 register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST))
 register(OpDef("TensorListSize", kernel=lambda values: np.int32(len(values)),
@@ -219,6 +249,27 @@ class TensorArray(CompositeTensor):
         self._check_dtype(value, "unstack")
         shape = self._merge_element_shape(value.shape[1:], "unstack")
         return self._with_flow(apply("TensorListUnstack", [self.flow, value]), shape)
+
+    def concat(self, name=None):
+        """All elements joined along their axis 0 (their first dimensions may differ)."""
+        return apply("TensorListConcat", [self.flow], self._element_attrs())
+
+    def split(self, value, lengths, name=None) -> TensorArray:
+        """A TensorArray whose elements are consecutive pieces of `value`, ``lengths[i]`` rows each."""
+        value = convert(value, self.dtype if not hasattr(value, "dtype") else None)
+        self._check_dtype(value, "split")
+        lengths = convert(lengths, dtypes.int32 if isinstance(lengths, list | tuple) else None)
+        shape = self._merge_element_shape(TensorShape([None]).concatenate(value.shape[1:])
+                                          if value.shape.rank else TensorShape(None), "split")
+        return self._with_flow(apply("TensorListSplit", [self.flow, value, lengths]), shape)
+
+    def identity(self, name=None) -> TensorArray:
+        """A TensorArray with the same elements (TensorFlow uses it to order reads)."""
+        return self._with_flow(identity(self.flow))
+
+    def close(self, name=None):
+        """Accepted for TensorFlow compatibility; does nothing (the array is freed with its last reference)."""
+        return None
 
     def size(self, name=None):
         """The number of elements, as an int32 scalar tensor."""

@@ -90,6 +90,7 @@ class Graph:
         self.inputs: list[Value] = []
         self.outputs: list[Value] = []
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
+        self.name_scopes: list[str] = []  # the `autoloop.name_scope` blocks open while this graph is built
         self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
 
     # -- building -------------------------------------------------------
@@ -98,14 +99,23 @@ class Graph:
         self._name_counts[base] = index + 1
         return base if index == 0 else f"{base}_{index}"
 
+    def scope_prefix(self) -> str:
+        """``"outer/inner/"``: the open name scopes of this graph and the graphs enclosing it."""
+        outer = self.parent.scope_prefix() if self.parent is not None else ""
+        return outer + "".join(f"{scope}/" for scope in self.name_scopes)
+
     def add_node(self, op: str, inputs, attrs: dict, output_specs, location=None, name=None) -> Node:
-        """Append a node whose outputs have the given ``(dtype, shape)`` specs."""
+        """Append a node whose outputs have the given ``(dtype, shape)`` specs.
+
+        Its name is `name` (default: `op`) after the open name scopes, made
+        unique in this graph: ``scope/Add``, ``scope/Add_1``.
+        """
         for value in inputs:
             if value.graph is not self:
                 raise ValueError(
                     f"internal error: {op} in graph {self.name!r} was given {value.name} "
                     f"of graph {value.graph.name!r}; capture it first")
-        node = Node(op, tuple(inputs), attrs, self, self.unique_name(name or op), location)
+        node = Node(op, tuple(inputs), attrs, self, self.unique_name(self.scope_prefix() + (name or op)), location)
         node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
         if has_effects(node):
             previous = last_effect(self)

@@ -16,6 +16,8 @@ from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 # -- slicing -------------------------------------------------------------------
+newaxis = None  # x[:, newaxis] adds an axis of size 1, as in numpy
+
 # A slice spec is a tuple of items: ("index", part), ("slice", start, stop, step),
 # ("ellipsis",) or ("newaxis",). A part is an int, None, or ("input", k): the
 # k-th dynamic input after the sliced tensor.

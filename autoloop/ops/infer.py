@@ -10,11 +10,14 @@ from autoloop import dtypes
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
 
-NUMERIC = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
-FLOATS = (dtypes.float32, dtypes.float64)
-INTEGERS = (dtypes.int32, dtypes.int64)
-INTEGERS_AND_BOOL = (dtypes.bool_, dtypes.int32, dtypes.int64)
-ALL = (dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+# The dtype groups of TensorFlow's op definitions.
+FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
+INTEGERS = (dtypes.int32, dtypes.int64)  # index, shape and axis dtypes
+ALL_INTEGERS = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8)
+NUMERIC = ALL_INTEGERS + FLOATS
+SIGNED = tuple(d for d in NUMERIC if d is not dtypes.uint8)  # negation, abs, sign
+INTEGERS_AND_BOOL = (dtypes.bool_,) + ALL_INTEGERS
+ALL = (dtypes.bool_,) + NUMERIC
 
 
 def check_dtype(op_name: str, spec: Spec, allowed, position: int = 0) -> None:
@@ -69,6 +72,26 @@ def elementwise(allowed, result_dtype=None):
             return Spec(result_dtype or specs[0].dtype, shape)
         return infer
     return rule
+
+
+def merge_shapes(op_name: str, specs) -> TensorShape:
+    """The most specific shape compatible with every spec's shape (inputs of one shape)."""
+    merged = TensorShape(None)
+    for spec in specs:
+        if not merged.is_compatible_with(spec.shape):
+            raise ValueError(f"{op_name}: all inputs must have one shape, got "
+                             f"{', '.join(str(s.shape) for s in specs)}")
+        merged = merged.merge_with(spec.shape)
+    return merged
+
+
+def check_axis_along(op_name: str, spec: Spec, axis: int) -> None:
+    """For ops working along one axis: `spec` is not a scalar and `axis` is one of its axes."""
+    if spec.shape.rank is None:
+        return
+    if spec.shape.rank == 0:
+        raise ValueError(f"{op_name} needs a tensor of rank >= 1, got a scalar")
+    normalize_axis(op_name, axis, spec.shape.rank)
 
 
 def normalize_axis(op_name: str, axis: int, rank, allow_end: bool = False) -> int:

@@ -55,23 +55,13 @@ def shape_operand(shape, op_name: str):
 
 
 # -- Pack / Unpack (stack / unstack) -------------------------------------------------
-def _merge_shapes(op_name: str, specs) -> TensorShape:
-    merged = TensorShape(None)
-    for spec in specs:
-        if not merged.is_compatible_with(spec.shape):
-            raise ValueError(f"{op_name}: all inputs must have one shape, got "
-                             f"{', '.join(str(s.shape) for s in specs)}")
-        merged = merged.merge_with(spec.shape)
-    return merged
-
-
 _FOLD_LIMIT = 64  # Pack of a few known scalars is folded, so shapes built with stack stay static
 
 
 def _pack_infer(*values, axis):
     infer.check_same_dtype("Pack", *values)
     infer.check_dtype("Pack", values[0], infer.ALL)
-    element = _merge_shapes("Pack", values)
+    element = infer.merge_shapes("Pack", values)
     if element.rank is None:
         return Spec(values[0].dtype, TensorShape(None))
     axis = infer.normalize_axis("Pack", axis, element.rank, allow_end=True)

@@ -59,6 +59,18 @@ def static_ints(value, op_name: str, what: str) -> tuple[int, ...]:
     return (_as_int(known, op_name, what),)
 
 
+def static_axis(axis, tensor, op_name: str) -> int:
+    """`axis` (an int or a known scalar tensor) for ops along one axis of `tensor`;
+    made non-negative when the rank is known."""
+    axis = static_int(axis, op_name, "axis")
+    rank = tensor.shape.rank
+    if rank:
+        if not -rank <= axis < rank:
+            raise ValueError(f"{op_name}: axis {axis} is out of range for a tensor of rank {rank}")
+        axis %= rank
+    return axis
+
+
 def static_axes(axis, rank, op_name: str) -> tuple[int, ...] | None:
     """`axis` (None, an int or a list) as a sorted tuple of distinct axes.
 

@@ -3,7 +3,7 @@
 `autoloop.tensor` defines the value type and imports nothing of
 `autoloop.ops` (the op library builds on it). Importing the op library runs
 this module, which installs ``x + y`` as ``autoloop.add(x, y)``, ``x[i]`` as
-``slice_tensor(x, i)``, and so on:
+``slice_tensor(x, i)``, ``x.T`` as ``transpose(x)``, and so on:
 
     >>> constant([1, 2]) + 1
     <autoloop.Tensor: shape=(2,), dtype=int32, numpy=[2 3]>
@@ -16,13 +16,14 @@ import numpy as np
 from autoloop.ops import math_ops
 from autoloop.ops.array_ops import slice_tensor
 from autoloop.ops.constant_ops import constant
-from autoloop.ops.shape_ops import unstack
+from autoloop.ops.linalg_ops import matmul
+from autoloop.ops.shape_ops import transpose, unstack
 from autoloop.tensor import BOOL_HINT, Tensor
 
 # Python's name for the operator -> the op, for operators that have a reflected form (__radd__).
 _REFLECTED = {
     "add": math_ops.add, "sub": math_ops.subtract, "mul": math_ops.multiply, "truediv": math_ops.divide,
-    "floordiv": math_ops.floordiv, "mod": math_ops.mod, "pow": math_ops.pow, "matmul": math_ops.matmul,
+    "floordiv": math_ops.floordiv, "mod": math_ops.mod, "pow": math_ops.pow, "matmul": matmul,
     "and": math_ops.bitwise_and, "or": math_ops.bitwise_or, "xor": math_ops.bitwise_xor,
 }
 _COMPARISONS = {
@@ -84,6 +85,12 @@ def install(cls=Tensor) -> None:
         setattr(cls, f"__{name}__", _unary_method(fn, f"__{name}__"))
     cls.__getitem__ = slice_tensor
     cls.__iter__ = _iter
+    cls.T = property(_transposed)
+
+
+def _transposed(self):
+    """The transpose: axes in reverse order (a matrix's rows become columns), as ``ndarray.T``."""
+    return transpose(self)
 
 
 install()

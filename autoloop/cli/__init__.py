@@ -1,0 +1,201 @@
+"""The ``autoloop`` command: ``dump``, ``run`` and ``graph`` a function of a file.
+
+    autoloop dump model.py::sum_square          # the converted source
+    autoloop run model.py::sum_square 10        # 285
+    autoloop run model.py::sum_square 10 --explain --time
+    autoloop graph model.py::sum_square --args '[10]' --format dot
+    autoloop --version
+
+Arguments are JSON literals: numbers and nested lists become tensors with
+TensorFlow's defaults (int -> int32, float -> float32), unless the function
+has an ``input_signature``, which then decides their dtypes; strings, true,
+false and null stay Python values. A function decorated with
+``@autoloop.function(...)`` runs with its own options. Bad input (missing
+file, unknown function, syntax error, unsupported construct) prints one line
+on stderr and exits with status 2; an error raised by the user's function
+exits with status 1; Ctrl-C exits with status 130. Each such line ends with
+the user's ``file:line`` when one is known. ``--debug`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from autoloop.cli import output, report, targets
+from autoloop.cli.targets import BadInput
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+
+
+class _Version(argparse.Action):
+    """``--version``: imports autoloop only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print autoloop's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from autoloop import __version__
+        print(f"autoloop {__version__}")
+        parser.exit()
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="autoloop", description="Convert, trace and run Python "
+                                     "functions with loops and branches as graphs.")
+    parser.add_argument("--version", action=_Version)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+    dump = commands.add_parser("dump", help="print the converted source of a function")
+    dump.add_argument("target", metavar="FILE::FUNC")
+    run = commands.add_parser("run", help="convert, trace and run a function on arguments")
+    run.add_argument("target", metavar="FILE::FUNC")
+    run.add_argument("args", nargs="*", metavar="ARG", help="JSON literals")
+    run.add_argument("--explain", action="store_true",
+                     help="say for each loop and branch whether it was staged or ran as Python")
+    run.add_argument("--time", action="store_true",
+                     help="print conversion, tracing and run time on stderr")
+    graph = commands.add_parser("graph", help="print the traced graph of a function")
+    graph.add_argument("target", metavar="FILE::FUNC")
+    graph.add_argument("--args", default=None, metavar="JSON_LIST",
+                       help="the arguments to trace with, as a JSON list")
+    graph.add_argument("--lowered", action="store_true")
+    graph.add_argument("--format", choices=("text", "dot", "svg"), default="text")
+    for sub in (dump, run, graph):
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help="show tracebacks")
+    return parser
+
+
+def main(argv=None) -> int:
+    arguments = _parser().parse_args(argv)
+    try:
+        return COMMANDS[arguments.command](arguments)
+    except BrokenPipeError:  # output piped into `head` and closed early
+        sys.stdout = None
+        return 0
+    except KeyboardInterrupt as interrupt:
+        if arguments.debug:
+            raise
+        report.say(report.interrupted_line(interrupt, running=getattr(interrupt, "autoloop_location", None)
+                                           is not None))
+        return EXIT_INTERRUPTED
+    except BadInput as error:
+        return _fail(arguments, error, EXIT_BAD_INPUT, describe_type=False)
+    except (SyntaxError, NotImplementedError, FileNotFoundError, ImportError) as error:
+        return _fail(arguments, error, EXIT_BAD_INPUT)
+    except Exception as error:  # the user's function failed: still one line
+        from autoloop.compiler.parse import SourceNotFoundError
+        code = EXIT_BAD_INPUT if isinstance(error, SourceNotFoundError) else EXIT_FAILED
+        return _fail(arguments, error, code)
+
+
+def _fail(arguments, error, code, describe_type=True) -> int:
+    if arguments.debug:
+        raise error
+    report.say(f"error: {report.error_line(error, describe_type)}")
+    return code
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+def _json_arguments(texts):
+    values = []
+    for text in texts:
+        try:
+            values.append(json.loads(text))
+        except json.JSONDecodeError:
+            raise BadInput(f"argument {text!r} is not a JSON literal") from None
+    return values
+
+
+def _call_arguments(function, values):
+    """JSON values as call arguments: numbers and lists become tensors, unless an
+    ``input_signature`` is there to convert them to its dtypes."""
+    import autoloop
+    if function.input_signature is not None:
+        return values
+    result = []
+    for value in values:
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        result.append(autoloop.constant(value) if is_number or isinstance(value, list) else value)
+    return result
+
+
+def _as_function(target):
+    """The ``autoloop.Function`` to run: the file's own, or one made with the default options."""
+    import autoloop
+    return target if isinstance(target, autoloop.Function) else autoloop.function(target)
+
+
+# -- commands --------------------------------------------------------------------------------
+
+def dump(arguments) -> int:
+    from autoloop.compiler.api import to_code
+    print(to_code(targets.load(arguments.target)))
+    return 0
+
+
+def run(arguments) -> int:
+    from autoloop.compiler.api import to_graph
+    from autoloop.runtime import explain
+    function = _as_function(targets.load(arguments.target))
+    values = _call_arguments(function, _json_arguments(arguments.args))
+    started = time.perf_counter()
+    if function.autograph:
+        to_graph(function)  # conversion is cached: tracing below reuses it
+    converted = time.perf_counter()
+    with explain.recording() as decisions:
+        function.get_concrete_function(*values).compiled  # noqa: B018 - traced and compiled now
+    traced = time.perf_counter()
+    result = function(*values)
+    finished = time.perf_counter()
+    print(output.format_result(result))
+    if arguments.explain:
+        print(output.format_explanation(_python_function(function), decisions, converted=function.autograph))
+    if arguments.time:
+        conversion = f"{_ms(converted - started)}" if function.autograph else "none (autograph=False)"
+        print(f"autoloop: conversion {conversion}, tracing {_ms(traced - converted)}, "
+              f"run {_ms(finished - traced)}", file=sys.stderr)
+    return 0
+
+
+def _python_function(function):
+    inner = function.python_function
+    return getattr(inner, "__func__", inner)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3g} ms"
+
+
+def graph(arguments) -> int:
+    if arguments.lowered:
+        print("autoloop: the lowered (Enter/Merge/Switch/NextIteration/Exit) form is not available yet",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if arguments.format == "svg":
+        print("autoloop: svg output is not available yet; use --format dot and Graphviz", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    function = _as_function(targets.load(arguments.target))
+    if arguments.args is None:
+        required = targets.parameters(function)
+        if required and function.input_signature is None:
+            example = json.dumps([0] * len(required))
+            raise BadInput(f"{arguments.target.rsplit('::', 1)[1]} takes {', '.join(required)}: a graph is "
+                           f"traced for arguments, so pass them as a JSON list, for example --args '{example}'",
+                           targets.definition(function))
+        arguments.args = "[]"
+    values = _json_arguments([arguments.args])[0]
+    if not isinstance(values, list):
+        raise BadInput("--args must be a JSON list")
+    concrete = function.get_concrete_function(*_call_arguments(function, values))
+    print(str(concrete.graph) if arguments.format == "text" else output.format_dot(concrete.graph))
+    return 0
+
+
+COMMANDS = {"dump": dump, "run": run, "graph": graph}

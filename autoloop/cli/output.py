@@ -1,0 +1,81 @@
+"""What the commands print: results as numpy prints them, ``--explain`` lines, Graphviz dot."""
+
+from __future__ import annotations
+
+import linecache
+import os
+
+
+def format_result(result) -> str:
+    import numpy as np
+
+    import autoloop
+    if isinstance(result, autoloop.Tensor):
+        return str(np.asarray(result.numpy()))
+    if isinstance(result, (list, tuple)):
+        inner = ", ".join(format_result(item) for item in result)
+        return f"({inner})" if isinstance(result, tuple) else f"[{inner}]"
+    if isinstance(result, dict):
+        return "{" + ", ".join(f"{k!r}: {format_result(v)}" for k, v in result.items()) + "}"
+    return str(result)
+
+
+def format_explanation(function, decisions, converted=True) -> str:
+    """One line per loop and branch of the user's function (and of functions it called).
+
+    `converted` is False for a function with ``autograph=False``: its
+    statements all ran as plain Python while tracing.
+    """
+    from autoloop.compiler import parse
+    filename = function.__code__.co_filename
+    seen = {}
+    for decision in decisions:
+        key = decision.location
+        verdict = "staged as graph control flow" if decision.staged else "ran as Python"
+        seen.setdefault(key, (decision.statement, set()))[1].add(f"{verdict} ({decision.reason})")
+    unreached = "not reached while tracing" if converted else \
+        "ran as Python (the function has autograph=False, so it is not converted)"
+    for line, statement in _control_statements(parse, function):
+        seen.setdefault((filename, line), (statement, {unreached}))
+    lines = []
+    for (file, line), (statement, verdicts) in sorted(seen.items(), key=lambda item: (item[0][0] != filename, item[0])):
+        where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
+        source = linecache.getline(file, line).strip()
+        lines.append(f"{where}: {statement} `{source}`: {'; '.join(sorted(verdicts))}")
+    return "\n".join(lines) if lines else "no loops or branches"
+
+
+def _control_statements(parse, function):
+    import gast
+    parsed = parse.parse_function(function)
+    kinds = {gast.While: "while loop", gast.For: "for loop", gast.If: "if statement"}
+    for node in gast.walk(parsed.node):
+        kind = kinds.get(type(node))
+        if kind is not None:
+            yield parsed.source.user_line(node), kind
+
+
+def format_dot(graph) -> str:
+    """The graph as a Graphviz ``digraph`` (sub-graphs as clusters)."""
+    lines = [f'digraph "{graph.name}" {{', "  node [shape=box, fontname=monospace];"]
+    counter = [0]
+    numbers: dict = {}
+
+    def number(node):
+        return numbers.setdefault(id(node), f"n{len(numbers)}")
+
+    def emit(current, indent):
+        for node in current.nodes:
+            lines.append(f'{indent}"{number(node)}" [label="{node.name}\\n{node.op}"];')
+            for value in node.inputs:
+                lines.append(f'{indent}"{number(value.node)}" -> "{number(node)}";')
+            for key, sub in node.attrs.items():
+                if hasattr(sub, "nodes") and hasattr(sub, "inputs"):
+                    counter[0] += 1
+                    lines.append(f'{indent}subgraph "cluster_{counter[0]}" {{')
+                    lines.append(f'{indent}  label="{node.name}.{key}";')
+                    emit(sub, indent + "  ")
+                    lines.append(f"{indent}}}")
+    emit(graph, "  ")
+    lines.append("}")
+    return "\n".join(lines)

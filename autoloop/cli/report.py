@@ -1,0 +1,85 @@
+"""The command line's one-line messages, each ending with the user's ``file:line`` when known.
+
+    autoloop: error: TypeError: Floor does not take int32 tensors ... (model.py:37)
+    autoloop: interrupted while the graph ran, at the loop of model.py:12
+
+The location is the innermost frame of the user's code in the error's
+traceback (generated code is mapped back through `autoloop.source_map`),
+the file and line of a `SyntaxError`, or, for a Ctrl-C while a graph runs,
+the line of the op that was running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+
+from autoloop import source_map
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARY_DIRS = tuple({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
+                       for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+# A location the message already ends with: "(in Floor at FILE:LINE)" or "(FILE, line N)".
+_TRAILING_LOCATION = re.compile(r"\s*\((?:in \S+ at )?[^()]*(?::\d+|, line \d+)\)\.?$")
+
+
+def user_location(error: BaseException):
+    """``(file, line)`` of the user's code where `error` happened, or None."""
+    location = getattr(error, "autoloop_location", None)
+    if location is not None:
+        return location
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        return error.filename, error.lineno
+    found = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        filename, line = traceback.tb_frame.f_code.co_filename, traceback.tb_lineno
+        mapped = source_map.lookup(filename, line) if source_map.is_generated(filename) else None
+        if mapped is not None:
+            found = mapped
+        elif _is_user_file(filename):
+            found = (filename, line)
+        traceback = traceback.tb_next
+    return found
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith("<") or not os.path.isabs(filename) and not os.path.exists(filename):
+        return False
+    path = os.path.abspath(filename)
+    return not path.startswith(_PACKAGE_DIR) and not path.startswith(_LIBRARY_DIRS)
+
+
+def where(location) -> str:
+    """``file:line``, the file relative to the working directory when it is below it."""
+    filename, line = location
+    relative = os.path.relpath(filename) if os.path.isabs(filename) else filename
+    return f"{relative if not relative.startswith('..') else filename}:{line}"
+
+
+def error_line(error: BaseException, describe_type: bool) -> str:
+    """The one line for `error`: its first line, with its type, ending with the user's location."""
+    if isinstance(error, SyntaxError) and error.filename:
+        message = f"syntax error: {error.msg}"
+    else:
+        text = str(error).splitlines()[0] if str(error) else ""
+        message = f"{type(error).__name__}: {text}" if describe_type else text
+    location = user_location(error)
+    if location is None:
+        return message
+    return f"{_TRAILING_LOCATION.sub('', message)} ({where(location)})"
+
+
+def interrupted_line(interrupt: KeyboardInterrupt, running: bool) -> str:
+    """The one line for a Ctrl-C: what was going on, and the user's line if known."""
+    what = "interrupted while the graph ran" if running else "interrupted"
+    location = user_location(interrupt)
+    if location is None:
+        return what
+    return f"{what}, at {where(location)}"
+
+
+def say(line: str) -> None:
+    print(f"autoloop: {line}", file=sys.stderr)

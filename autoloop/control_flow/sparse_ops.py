@@ -1,0 +1,44 @@
+"""Ops on `SparseTensor`s (``autoloop.sparse``): `expand_dims`.
+
+    >>> st = SparseTensor([[0], [2]], [1, 2], [3])
+    >>> expand_dims(st, 0).dense_shape.numpy()
+    array([1, 3])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop import dtypes
+from autoloop.control_flow.sparse import SparseTensor
+from autoloop.ops import infer
+from autoloop.ops.array_ops import concat, shape
+from autoloop.ops.creation_ops import zeros
+from autoloop.ops.dispatch import convert
+from autoloop.ops.shape_ops import stack
+from autoloop.ops.static_args import static_int
+
+
+def expand_dims(sp_input, axis=None, name=None):
+    """`sp_input` with a new axis of size 1 at `axis` (-1: at the end).
+
+    Every index gets a 0 at position `axis`; the dense shape gets a 1 there.
+    The rank must be known while tracing.
+    """
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"sparse.expand_dims takes a SparseTensor, got {type(sp_input).__name__}; use "
+                        f"autoloop.expand_dims for dense tensors")
+    rank = sp_input.shape.rank
+    if rank is None:
+        raise ValueError("sparse.expand_dims: the SparseTensor's rank (the length of dense_shape) must be "
+                         "known while tracing")
+    if axis is None:
+        raise TypeError("sparse.expand_dims: give axis, an int (as in TensorFlow, it has no default)")
+    axis = static_int(axis, "sparse.expand_dims", "axis")
+    axis = infer.normalize_axis("sparse.expand_dims", axis, rank, allow_end=True)
+    indices, dense_shape = sp_input.indices, sp_input.dense_shape
+    count = shape(indices, dtypes.int64)[0]
+    new_column = zeros(stack([count, convert(np.int64(1))]), dtypes.int64)
+    indices = concat([indices[:, :axis], new_column, indices[:, axis:]], 1)
+    dense_shape = concat([dense_shape[:axis], convert(np.array([1], np.int64)), dense_shape[axis:]], 0)
+    return SparseTensor(indices, sp_input.values, dense_shape)

@@ -1,0 +1,3 @@
+"""``autoloop.linalg``: linear algebra under its ``tf.linalg`` names (re-exports only)."""
+
+from autoloop.ops.linalg_ops import einsum, eye, matmul, matvec, norm, tensordot  # noqa: F401

@@ -1,0 +1,45 @@
+"""`clip_by_value`: every element limited to ``[clip_value_min, clip_value_max]``.
+
+As in TensorFlow the result is ``maximum(minimum(t, clip_value_max),
+clip_value_min)``: the bounds broadcast to `t`'s shape (never the other way
+round), share its dtype (Python numbers take it), and where
+``clip_value_min > clip_value_max`` the result is ``clip_value_min``.
+
+    >>> clip_by_value(constant([-2, 0, 5]), -1, 3).numpy()
+    array([-1,  0,  3], dtype=int32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop.ops import infer
+from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.registry import OpDef, Spec, register
+
+
+def _clip_infer(t, clip_value_min, clip_value_max):
+    infer.check_same_dtype("ClipByValue", t, clip_value_min, clip_value_max)
+    infer.check_dtype("ClipByValue", t, infer.NUMERIC)
+    for what, bound in (("clip_value_min", clip_value_min), ("clip_value_max", clip_value_max)):
+        broadcast = infer.broadcast_shapes("ClipByValue", t.shape, bound.shape)
+        if t.shape.rank is not None and broadcast.rank is not None and (
+                broadcast.rank != t.shape.rank or not t.shape.is_compatible_with(broadcast)):
+            raise ValueError(f"ClipByValue: {what} of shape {bound.shape} does not broadcast to the "
+                             f"shape {t.shape} of the clipped tensor")
+    return Spec(t.dtype, t.shape)
+
+
+def _clip_kernel(t, clip_value_min, clip_value_max):
+    return np.maximum(np.minimum(t, clip_value_max), clip_value_min)
+
+
+register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer))
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """`t` with each element limited to ``[clip_value_min, clip_value_max]``; see the module docstring."""
+    t = convert(t)
+    bounds = [binary_inputs(t, bound)[1] for bound in (clip_value_min, clip_value_max)]
+    return apply("ClipByValue", [t, *bounds], name=name)

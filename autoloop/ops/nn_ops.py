@@ -1,0 +1,68 @@
+"""Activation functions: `relu`, `softmax`, `log_softmax` (``autoloop.nn``).
+
+`softmax` and `log_softmax` normalize along `axis` (default -1, the last)
+and subtract the largest element first, so large logits do not overflow.
+
+    >>> softmax(constant([1., 1.])).numpy()
+    array([0.5, 0.5], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop.ops import infer
+from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.static_args import static_axis
+
+# -- Relu ----------------------------------------------------------------------------
+register(OpDef("Relu", kernel=lambda x: np.maximum(x, np.zeros((), np.asarray(x).dtype)),
+               infer=infer.elementwise(infer.NUMERIC)("Relu")))
+
+
+def relu(features, name=None):
+    """``maximum(features, 0)``, element-wise, in `features`' dtype."""
+    return apply("Relu", [convert(features)], name=name)
+
+
+# -- Softmax / LogSoftmax ------------------------------------------------------------------
+def _normalize_infer(op_name):
+    def rule(logits, axis):
+        infer.check_dtype(op_name, logits, infer.FLOATS)
+        infer.check_axis_along(op_name, logits, axis)
+        return Spec(logits.dtype, logits.shape)
+    return rule
+
+
+def _shifted(logits, axis):
+    logits = np.asarray(logits)
+    return logits - np.max(logits, axis=axis, keepdims=True)
+
+
+def _softmax_kernel(logits, axis):
+    exponentials = np.exp(_shifted(logits, axis))
+    return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
+
+
+def _log_softmax_kernel(logits, axis):
+    shifted = _shifted(logits, axis)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+register(OpDef("Softmax", kernel=_softmax_kernel, infer=_normalize_infer("Softmax")))
+register(OpDef("LogSoftmax", kernel=_log_softmax_kernel, infer=_normalize_infer("LogSoftmax")))
+
+
+def _normalize_fn(op_name, public_name, what):
+    def fn(logits, axis=None, name=None):
+        logits = convert(logits)
+        axis = static_axis(-1 if axis is None else axis, logits, op_name)
+        return apply(op_name, [logits], {"axis": axis}, name=name)
+    fn.__name__ = public_name
+    fn.__doc__ = f"{what} of `logits` along `axis` (default -1); floats only."
+    return fn
+
+
+softmax = _normalize_fn("Softmax", "softmax", "``exp(logits) / reduce_sum(exp(logits), axis)``")
+log_softmax = _normalize_fn("LogSoftmax", "log_softmax", "``logits - log(reduce_sum(exp(logits), axis))``")
