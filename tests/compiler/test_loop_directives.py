@@ -5,8 +5,6 @@ Recognised by value however they are reached; ``maximum_iterations`` and
 directive raises when it runs instead of being ignored.
 """
 
-import types
-
 import pytest
 
 import autoloop as al
@@ -14,20 +12,11 @@ from autoloop.compiler import conversion
 from tests.compiler_adversarial.helpers import make_function
 
 
-def _tensorflow_like_module():
-    """A module ``tf`` with ``tf.autograph.experimental.set_loop_options``, as TensorFlow spells it."""
-    tf = types.ModuleType("tf")
-    tf.autograph = types.ModuleType("tf.autograph")
-    tf.autograph.experimental = types.ModuleType("tf.autograph.experimental")
-    tf.autograph.experimental.set_loop_options = al.set_loop_options
-    return tf
-
-
 SPELLINGS = {
     "al.set_loop_options": {"al": al},
     "autoloop.set_loop_options": {"autoloop": al},
     "slo": {"slo": al.set_loop_options},
-    "tf.autograph.experimental.set_loop_options": {"tf": _tensorflow_like_module()},
+    "tf.autograph.experimental.set_loop_options": {"tf": al},  # import autoloop as tf
 }
 
 
