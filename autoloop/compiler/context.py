@@ -92,6 +92,8 @@ class ConversionContext:
     is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
     has_class_cell: bool = False  # the function uses zero-argument super()
     root: object = None  # the converted FunctionDef (functions nested in it are converted along)
+    has_nested_scopes: bool = True  # lambdas, nested functions or comprehensions (closures possible)
+    has_finally: bool = False  # some try statement has a finally block
 
     _reserved: dict = dataclasses.field(default_factory=dict)
 

@@ -54,15 +54,17 @@ def transform(tree, ctx):
     ctx.root = tree
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
     tree = LoopDirectives.transform(tree, ctx)  # on the user's tree: set_loop_options first in a loop body
-    ctx.captured = {node: captured_names(node) for node in gast.walk(tree)  # before passes add lambdas
-                    if isinstance(node, gast.FunctionDef)}
+    if ctx.has_nested_scopes:  # before passes add lambdas of their own
+        ctx.captured = {node: captured_names(node) for node in gast.walk(tree) if isinstance(node, gast.FunctionDef)}
     tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
-    tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block
+    if ctx.has_finally:
+        tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
-    tree = finally_jumps.FinallyJumps.transform(tree, ctx)  # a jump in finally cancels pending ones
+    if ctx.has_finally:
+        tree = finally_jumps.FinallyJumps.transform(tree, ctx)  # a jump in finally cancels pending ones
     # Expression passes run while the tree is still the user's size (before
     # loops and branches become functions); they also lower the `not break_`
     # tests the flag passes made.
@@ -183,6 +185,7 @@ def _convert_uncached(fn) -> _ConvertedCode:
     ctx.resolve = _resolver(fn)
     ctx.is_library = is_library
     ctx.has_class_cell = "__class__" in fn.__code__.co_freevars
+    ctx.has_nested_scopes = any(isinstance(constant, types.CodeType) for constant in fn.__code__.co_consts)
     node = transform(node, ctx)
     emitted = emit.emit(node, ctx, fn.__code__.co_freevars)
     return _ConvertedCode(emitted, node.name)

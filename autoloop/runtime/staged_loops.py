@@ -64,6 +64,7 @@ def staged_while(loop_cond, loop_body, state, names, *, test=None, appended=(), 
 
     def body(*values):
         return pack(loop_body(*values), names)
+    body.statement_code = code_of(loop_body)  # what the learned cache is keyed by: this loop
     return _loop(loop_cond, body, state, names, appended, options, "while loop", location)
 
 
@@ -82,6 +83,7 @@ def staged_for(iterable, loop_body, state, names, *, extra_test=None, appended=(
 
     def body(index, *values):
         return (index + step,) + pack(loop_body(item(index), *values), names)
+    body.statement_code = code_of(loop_body)  # what the learned cache is keyed by: this loop
     final = _loop(cond, body, (start,) + tuple(state), ("for loop index",) + tuple(names),
                   appended, options, "for loop", location)
     return final[1:]
@@ -191,7 +193,7 @@ def _loop(cond, body, state, names, appended, options, what, location):
     slots = _Slots(tuple(names))
     learned = None
     if _needs_scratch(state, appended, names):
-        key = (code_of(body), tuple(names), tuple(type(v).__name__ for v in state))
+        key = (body.statement_code, tuple(names), tuple(type(v).__name__ for v in state))
         learned = _LEARNED.get(key)
         if learned is None:
             learned = _summaries(scratch_run(_body_or_raise(body), state, as_loop_variables=True))

@@ -35,9 +35,7 @@ class Calls(Pass):
 
     def visit_FunctionDef(self, node):
         if not self.local_names:  # the converted function: collect every name it binds
-            self.local_names = targets.local_names(node)
-            self.defined_functions = {inner.name for inner in gast.walk(node)
-                                      if isinstance(inner, gast.FunctionDef) and inner is not node}
+            self.local_names = targets.local_names(node, self.defined_functions)
             self.self_name = node.args.args[0].id if node.args.args else None
         self.generic_visit(node)
         return node

@@ -24,19 +24,23 @@ OPTION_NAMES = ("shape_invariants", "maximum_iterations", "parallel_iterations",
 class LoopDirectives(StatementPass):
     def __init__(self, ctx, analysis=None):
         super().__init__(ctx, analysis)
-        self.local = None
+        self.function = None
+        self.local = None  # names bound in the converted function (calls through them are dynamic)
 
     def visit_FunctionDef(self, node):
-        if self.local is None:  # the converted function: every name bound inside it is dynamic
-            self.local = targets.local_names(node)
+        if self.function is None:
+            self.function = node
         self.generic_visit(node)
         return node
 
     def _visit_loop(self, node):
         self.generic_visit(node)
         first = node.body[0]
-        if _is_directive(first, self.ctx, self.local):
-            self.ctx.loop_options[node] = first
+        if isinstance(first, gast.Expr) and isinstance(first.value, gast.Call):
+            if self.local is None:  # computed once, and only when a loop starts with a call
+                self.local = targets.local_names(self.function)
+            if _is_directive(first, self.ctx, self.local):
+                self.ctx.loop_options[node] = first
         return node
 
     visit_While = visit_For = _visit_loop

@@ -33,18 +33,6 @@ def _returns_value(node) -> bool:
     return value is not None and not (isinstance(value, gast.Constant) and value.value is None)
 
 
-def _always_returns(statements) -> bool:
-    """Whether every path through `statements` ends in a return or raise."""
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return True
-    if isinstance(last, gast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    return False
-
-
 class Returns(StatementPass):
     def visit_FunctionDef(self, node):
         self.generic_visit(node)  # nested functions first, each on its own
@@ -63,11 +51,11 @@ class Returns(StatementPass):
         if self.has_value:
             self.ctx.exempt_reads.add(self.retval)
             # return_value: after graph control flow the value may be assigned on some
-            # paths only, and a function that falls off its end returns None.
-            if not _always_returns(body):
-                prefix += templates.replace("retval = runtime.Undefined(label)", retval=self.retval,
-                                            runtime=self.ctx.runtime_name,
-                                            label=gast.Constant(value=self.retval, kind=None))
+            # paths only, and a function that falls off its end returns None. Bound from
+            # the start, so the loops and branches that carry it always find a value.
+            prefix += templates.replace("retval = runtime.Undefined(label)", retval=self.retval,
+                                        runtime=self.ctx.runtime_name,
+                                        label=gast.Constant(value=self.retval, kind=None))
             suffix = templates.replace("return runtime.return_value(retval)",
                                        runtime=self.ctx.runtime_name, retval=self.retval)
         else:

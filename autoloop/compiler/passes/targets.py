@@ -19,14 +19,19 @@ import gast
 UNRESOLVED = object()
 
 
-def local_names(function) -> set:
-    """Names bound anywhere inside `function` (assignments, parameters, defs, imports)."""
+def local_names(function, nested_functions=None) -> set:
+    """Names bound anywhere inside `function` (assignments, parameters, defs, imports).
+
+    The names of the functions defined inside it are also added to `nested_functions`.
+    """
     names = set()
     for inner in gast.walk(function):
         if isinstance(inner, gast.Name) and not isinstance(inner.ctx, gast.Load):
             names.add(inner.id)
         elif isinstance(inner, (gast.FunctionDef, gast.ClassDef)) and inner is not function:
             names.add(inner.name)
+            if nested_functions is not None and isinstance(inner, gast.FunctionDef):
+                nested_functions.add(inner.name)
         elif isinstance(inner, gast.alias):
             names.add((inner.asname or inner.name).split(".")[0])
     return names

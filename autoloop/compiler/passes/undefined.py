@@ -165,9 +165,18 @@ def bind_at_entry(tree, ctx, analysis):
     path reaches their statement with unbound (no assignment and no al__.Undefined before it)."""
     for function in set(ctx.entry_undefined) | set(ctx.top_level_reads):
         facts = analysis.function(function)
-        bound_before = _bound_before(facts, ctx.undefined_inits.get(function, {}))
-        names = {name for statement, read in ctx.entry_undefined.get(function, ())
-                 for name in read if name not in bound_before(statement)}
+        initialized = ctx.undefined_inits.get(function, {})
+        # Each recorded name was unbound on some path to its statement; only an al__.Undefined
+        # bound before it on every such path spares it: one bound before a statement around it
+        # (the usual case), else definedness rerun counting those inits.
+        uncovered = [(statement, {name for name in read if not _initialized_around(
+            facts.cfg, initialized, statement, name)}) for statement, read in ctx.entry_undefined.get(function, ())]
+        initialized_names = set().union(*initialized.values()) if initialized else set()
+        if any(name in initialized_names for _, read in uncovered for name in read):
+            bound_before = _bound_before(facts, initialized)
+        else:
+            bound_before = facts.defined_before
+        names = {name for statement, read in uncovered for name in read if name not in bound_before(statement)}
         # A checked read in the function itself needs the name to be one of its locals; a
         # name now assigned only inside generated functions would be looked up as a global.
         top_reads = ctx.top_level_reads.get(function, set()) - names
@@ -182,6 +191,12 @@ def bind_at_entry(tree, ctx, analysis):
                      and isinstance(function.body[0].value.value, str))
         function.body[int(bool(docstring)):int(bool(docstring))] = inits
     return tree
+
+
+def _initialized_around(cfg, initialized, statement, name) -> bool:
+    """Whether `name` is bound to al__.Undefined right before a statement that contains `statement`."""
+    return any(name in names and statement in cfg.inside.get(around, ())
+               for around, names in initialized.items())
 
 
 def _assigned_in_own_scope(function) -> set:

@@ -61,6 +61,8 @@ class UnsupportedConstructs(StatementPass):
                 control.append(inner)
             elif _catches(inner):
                 has_try = True
+            if isinstance(inner, TRY_NODES) and inner.finalbody:
+                self.ctx.has_finally = True  # the finally-jump passes have work to do
         self.ctx.globals_of[node] = declared
         if declared or has_try:
             for inner in control:
