@@ -93,6 +93,7 @@ class ConversionContext:
     has_class_cell: bool = False  # the function uses zero-argument super()
     root: object = None  # the converted FunctionDef (functions nested in it are converted along)
     has_nested_scopes: bool = True  # lambdas, nested functions or comprehensions (closures possible)
+    has_try: bool = False  # the function has a try statement
     has_finally: bool = False  # some try statement has a finally block
 
     _reserved: dict = dataclasses.field(default_factory=dict)

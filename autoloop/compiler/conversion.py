@@ -25,7 +25,7 @@ import gast
 from autoloop import source_map
 from autoloop.compiler import emit, parse
 from autoloop.compiler.analysis import analyze
-from autoloop.compiler.analysis.closures import captured_names
+from autoloop.compiler.analysis.closures import captured_names, exception_visible_names
 from autoloop.compiler.context import ConversionContext, Namer, names_in
 from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
@@ -54,8 +54,11 @@ def transform(tree, ctx):
     ctx.root = tree
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
     tree = LoopDirectives.transform(tree, ctx)  # on the user's tree: set_loop_options first in a loop body
-    if ctx.has_nested_scopes:  # before passes add lambdas of their own
-        ctx.captured = {node: captured_names(node) for node in gast.walk(tree) if isinstance(node, gast.FunctionDef)}
+    if ctx.has_nested_scopes or ctx.has_try:  # names that keep one binding; before passes add lambdas
+        for node in gast.walk(tree):
+            if isinstance(node, gast.FunctionDef):
+                ctx.captured[node] = ((captured_names(node) if ctx.has_nested_scopes else frozenset())
+                                      | (exception_visible_names(node) if ctx.has_try else frozenset()))
     tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
     if ctx.has_finally:
         tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block

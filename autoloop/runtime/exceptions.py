@@ -2,12 +2,14 @@
 
 `suppress_if` drops the exception leaving a ``try`` statement whose
 ``finally`` block jumped (``return``, ``break`` or ``continue`` there
-discards it, as in Python)::
+discards it, as in Python); an error the ``finally`` block raises itself
+goes on::
 
-    with suppress_if(lambda: finally_jumped):
+    with suppress_if(lambda: finally_jumped) as finally_block:
         try:
             raise ValueError
         finally:
+            entering_finally(finally_block)      # remembers the ValueError
             finally_jumped = True      # the user's `return` in finally
 
 `raised` is what a converted ``raise`` raises: in Python and at the top of
@@ -22,26 +24,35 @@ raising the exception when that path runs. A failed Python-valued
 
 from __future__ import annotations
 
-from autoloop.errors import AutoloopError
+import sys
+import threading
+
+from autoloop.errors import AutoloopError, UnsupportedError
 from autoloop.ir import context
-from autoloop.runtime.locations import caller_location
+from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.undefined import TracedUnboundError
 
 
 class suppress_if:  # noqa: N801  (used like a function in converted code)
-    """A context manager that swallows the exception leaving it when ``jumped()`` holds."""
+    """A context manager that swallows the exception the ``try`` body raised when ``jumped()``
+    holds (the ``finally`` block calls `entering_finally` first thing)."""
 
-    __slots__ = ("jumped",)
+    __slots__ = ("jumped", "pending")
 
     def __init__(self, jumped):
         self.jumped = jumped
+        self.pending = None
 
     def __enter__(self):
         return self
 
+    def enter(self):
+        """Called as the ``finally`` block starts: remember the exception on its way out, if any."""
+        self.pending = sys.exception() if hasattr(sys, "exception") else sys.exc_info()[1]
+
     def __exit__(self, kind, error, traceback):
-        if kind is None or issubclass(kind, AutoloopError):
-            return False  # autoloop's own errors (conversion, staging) are not the program's
+        if kind is None or error is not self.pending or issubclass(kind, AutoloopError):
+            return False  # no error, one the finally block raised, or autoloop's own
         return bool(self.jumped())
 
 
@@ -60,17 +71,69 @@ class DeferredRaise(TracedUnboundError):
         self.location = location  # the user's (file, line) of the raise
 
 
+def entering_finally(block: suppress_if):
+    """The first statement of a ``finally`` block that may jump: see `suppress_if`."""
+    block.enter()
+
+
 def raised(exception):
     """What ``raise exception`` raises in converted code (``raise al__.raised(...)``).
 
     The exception itself (a class is instantiated, as Python does), or a
     `DeferredRaise` of it while a graph branch or loop body is being traced.
+    Inside a graph branch staged within the body of a ``try`` that catches
+    errors, the handlers could never see it: an UnsupportedError.
     """
     if isinstance(exception, type) and issubclass(exception, BaseException):
         exception = exception()
-    if in_graph_branch() and isinstance(exception, Exception):
-        return DeferredRaise(exception, caller_location())
+    graph = context.current_graph()
+    if graph is None or not isinstance(exception, Exception):
+        return exception
+    tries = _active_tries()
+    if tries and tries[-1][0] is graph:
+        return exception  # the try around it catches it while tracing, as Python would
+    location = caller_location()
+    if tries:
+        raise_from_user(UnsupportedError(
+            f"raise {type(exception).__name__} ({describe(location)}) inside graph control flow "
+            f"within the try statement at line {tries[-1][1]}: its handlers could never see an error "
+            f"raised when the graph runs; make the condition a Python value or move the try "
+            f"statement out of the converted function"), location)
+    if graph.parent is not None:
+        return DeferredRaise(exception, location)
     return exception
+
+
+class try_body:  # noqa: N801  (used like a function in converted code)
+    """``with al__.try_body(line):`` around the body of a ``try`` that catches errors.
+
+    While it runs, a ``raise`` traced in a graph branch staged inside it is
+    an error (the handlers would never see it); one in the graph the ``try``
+    itself is traced in is raised as it is, for the handlers to catch.
+    """
+
+    __slots__ = ("line",)
+
+    def __init__(self, line: int):
+        self.line = line
+
+    def __enter__(self):
+        _active_tries().append((context.current_graph(), self.line))
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        _active_tries().pop()
+        return False
+
+
+_state = threading.local()
+
+
+def _active_tries() -> list:
+    tries = getattr(_state, "tries", None)
+    if tries is None:
+        tries = _state.tries = []
+    return tries
 
 
 def in_graph_branch() -> bool:

@@ -178,6 +178,106 @@ def test_a_finally_that_jumps_around_graph_control_flow_is_not_implemented():
         al.function(function)(al.constant(3))
 
 
+ESCAPING = {
+    # what a loop or branch assigned before an exception left it stays assigned
+    "loop": """
+        def f(n):
+            last = -1
+            try:
+                for x in range(n):
+                    last = x
+                    if x == 2:
+                        raise ValueError('stop')
+            except ValueError:
+                return last * 10
+            return last
+        """,
+    "branch": """
+        def f(n):
+            c = 0
+            try:
+                if n > 1:
+                    c = n
+                    c = boom(n)
+            except ValueError:
+                pass
+            return c
+        """,
+    # an error the finally block raises itself is not discarded by its own return
+    "finally_return_raises": """
+        def f(n):
+            try:
+                c = undefined_name
+            finally:
+                return u
+            u = 1
+        """,
+    "finally_return_value_raises": """
+        def f(n):
+            try:
+                pass
+            finally:
+                return boom(n)
+        """,
+    "nested_finally_raises_during_return": """
+        def f(n):
+            for p in (2, 0, 1):
+                try:
+                    pass
+                finally:
+                    try:
+                        return 3
+                    finally:
+                        assert n <= p, 'too big'
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPING))
+def test_errors_escaping_loops_branches_and_finally(name):
+    function = make_function(ESCAPING[name], "f", {"boom": boom})
+    for n in (0, 1, 3):
+        assert _outcome(conversion.convert(function), n) == _outcome(function, n), n
+        assert _outcome(al.function(function), n) == _outcome(function, n), n
+
+
+def test_try_inside_a_graph_branch_catches_its_own_raise():
+    function = make_function("""
+        def safe(x):
+            try:
+                raise ValueError('caught')
+            except ValueError:
+                return x + 1
+
+        def f(n):
+            if n > 0:
+                y = safe(n)
+            else:
+                y = n
+            return y
+        """, "f")
+    assert int(al.function(function)(al.constant(3)).numpy()) == 4
+    assert int(al.function(function)(al.constant(-3)).numpy()) == -3
+
+
+def test_raise_in_a_called_graph_branch_under_try_except_is_not_implemented():
+    function = make_function("""
+        def check(x):
+            if x > 2:
+                raise ValueError('big')
+            return x
+
+        def f(n):
+            try:
+                return check(n)
+            except ValueError:
+                return -1
+        """, "f")
+    assert function(5) == -1 and conversion.convert(function)(5) == -1
+    with pytest.raises(NotImplementedError, match=r"raise ValueError .*line 4.*try statement at line 8"):
+        al.function(function)(al.constant(5))
+
+
 def test_try_finally_with_tensor_conditions():
     function = make_function("""
         def f(n):

@@ -1,4 +1,5 @@
-"""Closures: which locals of a function its nested functions refer to.
+"""Closures: which locals of a function its nested functions refer to (and other names that
+must keep one binding).
 
 Computes, for one function, the names it binds that a nested function,
 lambda or generator expression (at any depth) reads or assigns through
@@ -20,6 +21,7 @@ from __future__ import annotations
 import gast
 
 _NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.GeneratorExp)
+TRY_TYPES = (gast.Try, gast.TryStar) if hasattr(gast, "TryStar") else (gast.Try,)
 
 
 def captured_names(function) -> frozenset:
@@ -38,6 +40,44 @@ def captured_names(function) -> frozenset:
         if isinstance(node, _NESTED) and node is not function:
             free |= _free_names(node)
     return frozenset((bound - declared) & free)
+
+
+def exception_visible_names(function) -> frozenset:
+    """Locals that a loop or ``if`` inside a ``try`` (body, handlers or ``else``) assigns.
+
+    Such a statement becomes a function of its own, and an exception
+    leaving it would lose what it assigned so far; keeping these names in
+    the function's own binding lets the handler, the ``finally`` block and
+    the code after them see the values as Python does.
+
+        try:
+            for x in xs:
+                last = x          # 'last' is exception-visible
+                check(x)          # may raise
+        except ValueError:
+            return last
+    """
+    names = set()
+    for node in _own_scope(function):
+        if not isinstance(node, TRY_TYPES):
+            continue
+        blocks = [node.body, node.orelse] + [handler.body for handler in node.handlers]
+        for statement in (s for block in blocks for s in block):
+            for inner in [statement] + list(_own_scope_of(statement)):
+                if isinstance(inner, (gast.If, gast.While, gast.For)):
+                    names |= {n.id for n in _own_scope_of(inner)
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return frozenset(names)
+
+
+def _own_scope_of(statement):
+    """Nodes below `statement` in the same function scope."""
+    stack = list(gast.iter_child_nodes(statement))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _NESTED + (gast.ClassDef,)):
+            stack.extend(gast.iter_child_nodes(node))
 
 
 def _own_scope(function):

@@ -12,16 +12,17 @@ steps around them:
   ``finally_jumped = True``. The ``finally`` block first sets aside the jump
   flags the ``try`` body, handlers and ``else`` may have set (so its own
   code is not skipped by them) and puts them back at its end unless it
-  jumped itself; a ``with al__.suppress_if(...)`` drops the exception when
-  the ``finally`` block jumped::
+  jumped itself; a ``with al__.suppress_if(...)`` drops the exception the
+  ``try`` raised when the ``finally`` block jumped::
 
       for k in ks:                          finally_jumped = False
-          try:                              with al__.suppress_if(lambda: finally_jumped):
+          try:                              with al__.suppress_if(lambda: finally_jumped) as finally_block:
               return k                          try:
           finally:                                  retval_ = k
               break                                 do_return = True
                                                     break_ = True
                                                 finally:
+                                                    al__.entering_finally(finally_block)
                                                     pending_jumps = (do_return, break_, retval_)
                                                     do_return, break_, retval_ = (False, False, al__.Undefined('retval_'))
                                                     finally_jumped = True
@@ -122,11 +123,15 @@ class FinallyJumps(_InFunctions):
         if pending:
             node.finalbody = templates.located(self._set_aside(pending, flag, node.finalbody),
                                                node.finalbody[0].lineno)
+        block = self.ctx.namer.new("finally_block")
+        node.finalbody = templates.located(templates.replace("runtime.entering_finally(block)", block=block,
+                                                             runtime=self.ctx.runtime_name),
+                                           node.finalbody[0].lineno) + node.finalbody
         statements = templates.located(templates.replace("""
             flag = False
-            with runtime.suppress_if(lambda: flag):
+            with runtime.suppress_if(lambda: flag) as block:
                 try_statement
-            """, flag=flag, runtime=self.ctx.runtime_name, try_statement=[node]), node.lineno)
+            """, flag=flag, runtime=self.ctx.runtime_name, block=block, try_statement=[node]), node.lineno)
         # the finally block reads the pending flags and the return value to set them aside,
         # maybe before the try body bound them
         undefined.bind_later(self.ctx, self.functions[-1], statements[-1], set(pending) | self.retvals)

@@ -16,12 +16,16 @@
   ``finally`` block simply follows.
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
+- The body of a ``try`` that catches errors runs in ``with
+  al__.try_body(line):``, so a ``raise`` reached through a call, in graph
+  control flow staged inside that body, is a NotImplementedError too.
 """
 
 from __future__ import annotations
 
 import gast
 
+from autoloop.compiler import templates
 from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.base import TRY_NODES, StatementPass, walk_scope
 
@@ -61,8 +65,10 @@ class UnsupportedConstructs(StatementPass):
                 control.append(inner)
             elif _catches(inner):
                 has_try = True
-            if isinstance(inner, TRY_NODES) and inner.finalbody:
-                self.ctx.has_finally = True  # the finally-jump passes have work to do
+            if isinstance(inner, TRY_NODES):
+                self.ctx.has_try = True
+                if inner.finalbody:
+                    self.ctx.has_finally = True  # the finally-jump passes have work to do
         self.ctx.globals_of[node] = declared
         if declared or has_try:
             for inner in control:
@@ -101,6 +107,17 @@ class UnsupportedConstructs(StatementPass):
                         return (f"an assignment to {declared[inner.id]} '{inner.id}' "
                                 f"(line {self.ctx.user_line(inner)})")
         return None
+
+    def visit_Try(self, node):
+        """A try that catches errors marks its body: see `runtime.exceptions.try_body`."""
+        self.generic_visit(node)
+        if _catches(node):
+            node.body = templates.located(templates.replace(
+                "with runtime.try_body(line):\n    body", runtime=self.ctx.runtime_name,
+                line=gast.Constant(value=self.ctx.user_line(node), kind=None), body=node.body), node.lineno)
+        return node
+
+    visit_TryStar = visit_Try
 
     def visit_Match(self, node):
         self.generic_visit(node)
