@@ -17,6 +17,7 @@ import importlib
 import os
 import sys
 import sysconfig
+import threading
 import types
 import weakref
 
@@ -251,15 +252,27 @@ def _with_user_frames(converted, original):
 
     @functools.wraps(original)
     def converted_function(*args, **kwargs):
+        _calls.depth = getattr(_calls, "depth", 0) + 1
         try:
             return converted(*args, **kwargs)
         except Exception as error:
+            if _calls.depth == 1 and _always_raises(error):
+                return None  # its graph raises the taken path's error when it runs; no result
             location = _innermost_user_location(error.__traceback__)
             visible = _user_visible(error)
             if location is None and visible is error:
                 raise
             raise_at(visible, location)
+        finally:
+            _calls.depth -= 1
     return converted_function
+
+
+_calls = threading.local()  # how deep in converted functions this thread is
+
+
+def _always_raises(error) -> bool:
+    return isinstance(error, importlib.import_module(RUNTIME_MODULE + ".exceptions").AlwaysRaises)
 
 
 def _user_visible(error):

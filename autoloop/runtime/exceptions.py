@@ -76,6 +76,20 @@ def entering_finally(block: suppress_if):
     block.enter()
 
 
+class AlwaysRaises(DeferredRaise):
+    """Every path of a staged statement raises: the graph raises the error of the path taken.
+
+    Nothing after the statement runs, so the code around it stops tracing;
+    the staging code around it treats it like a raise, and the function being
+    traced ends there (its graph raises when it runs).
+    """
+
+    already_staged = True
+
+    def __init__(self, location):
+        super().__init__(RuntimeError("every path of the statement raises"), location)
+
+
 def raised(exception):
     """What ``raise exception`` raises in converted code (``raise al__.raised(...)``).
 
@@ -126,6 +140,22 @@ class try_body:  # noqa: N801  (used like a function in converted code)
         return False
 
 
+def _unsupported_in_context(error):
+    """An UnsupportedError that `error` replaced while a ``finally`` block ran, if any.
+
+    Converting cannot continue after one, and the user's finally blocks run
+    while it propagates; an error they raise (often a read of a variable the
+    unfinished statement never assigned) must not hide it.
+    """
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, UnsupportedError):
+            return error
+        seen.add(id(error))
+        error = error.__context__
+    return None
+
+
 _state = threading.local()
 
 
@@ -150,6 +180,11 @@ def user_visible(error):
     """
     if in_graph_branch():
         return error
+    unsupported = _unsupported_in_context(error)
+    if unsupported is not None:
+        return unsupported
+    if isinstance(error, AlwaysRaises):
+        return error  # handled by the traced function: see conversion
     if isinstance(error, DeferredRaise):
         return error.exception
     if isinstance(error, TracedUnboundError):

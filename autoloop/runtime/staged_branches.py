@@ -17,6 +17,7 @@ from autoloop.ops import api
 from autoloop.ops.dispatch import convert
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import describe, raise_from_user
+from autoloop.runtime.exceptions import AlwaysRaises
 from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, Undefined
 from autoloop.runtime.values import is_graph_tensor
 from autoloop.tensor import Tensor
@@ -57,7 +58,10 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     true_values = scratch_run(run, (if_true,))
     false_values = scratch_run(run, (if_false,))
     if isinstance(true_values, Raises) and isinstance(false_values, Raises):
-        raise true_values.error  # the statement raises on every path: so does the code around it
+        # Every path raises: a cond that raises the taken path's error, then nothing after it runs.
+        staged_cond(to_bool(test), lambda: raise_when_run(run(if_true).error) or (),
+                    lambda: raise_when_run(run(if_false).error) or (), names=None)
+        raise AlwaysRaises(location)
     if isinstance(true_values, Raises):  # outputs as the other branch gives them
         true_values = false_values
     if isinstance(false_values, Raises):

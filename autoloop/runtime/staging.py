@@ -159,6 +159,8 @@ class Raises:
 
 def raise_when_run(error):
     """A graph op, in the branch being traced, that raises `error` when the branch runs."""
+    if getattr(error, "already_staged", False):
+        return  # the graph being built raises it already (every path of a cond raises)
     exception = getattr(error, "exception", None)  # a deferred raise or assert: the user's exception
     attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
         "message": None, "exception": exception}

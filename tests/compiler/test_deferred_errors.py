@@ -78,6 +78,25 @@ PROGRAMS = {
                 s += i
             return s
         """, [(0, 7), (3, 7), (3, 1)]),
+    "every_path_raises_its_own_error": ("""
+        def f(c, k):
+            if c == 1:
+                raise ValueError('one')
+            else:
+                u = k if k > u else 4
+            return u
+        """, [(1, 0), (2, 0)]),
+    "every_path_raises_in_a_loop_body": ("""
+        def f(n, k):
+            i = 0
+            while i < n:
+                if i > k:
+                    raise KeyError('late')
+                else:
+                    assert False, 'early'
+                i += 1
+            return i
+        """, [(0, 0), (2, 0), (2, -1)]),
     # item 6: a read whose value is unused
     "dead_read": ("""
         def f(a, k):

@@ -296,9 +296,10 @@ class _FunctionWriter:
                 f"{indent}    raise ValueError('raised at depth {scope.depth}')"]
 
     def _append(self, scope, indent):
+        line = f"{indent}acc.append({self.expression(scope)})"  # the value may not read acc[-1] yet
         if scope.depth == 0:
             self.acc_nonempty = True
-        return [f"{indent}acc.append({self.expression(scope)})"]
+        return [line]
 
     def _read_list(self, scope, indent):
         target = self.rng.choice(self.assigned)

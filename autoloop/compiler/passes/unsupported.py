@@ -45,6 +45,15 @@ def _catches(node) -> str | None:
     return None
 
 
+def _catching_blocks(node) -> list:
+    """The blocks of a catching ``try`` whose errors it catches: the body, and also the handlers
+    and ``else`` when its ``finally`` block jumps (which discards any error)."""
+    blocks = [node.body]
+    if finally_jumps.leaving_jumps(node.finalbody):
+        blocks += [handler.body for handler in node.handlers] + ([node.orelse] if node.orelse else [])
+    return blocks
+
+
 class UnsupportedConstructs(StatementPass):
     def visit_FunctionDef(self, node):
         self.current = node
@@ -85,7 +94,7 @@ class UnsupportedConstructs(StatementPass):
         for statement in walk_scope(function):
             if not _catches(statement):
                 continue
-            for child in statement.body:
+            for child in (child for block in _catching_blocks(statement) for child in block):
                 for inner in walk_scope(child):
                     if isinstance(inner, _CONTROL) and inner not in self.ctx.unsupported:
                         self.ctx.unsupported[inner] = (
@@ -112,9 +121,11 @@ class UnsupportedConstructs(StatementPass):
         """A try that catches errors marks its body: see `runtime.exceptions.try_body`."""
         self.generic_visit(node)
         if _catches(node):
-            node.body = templates.located(templates.replace(
-                "with runtime.try_body(line):\n    body", runtime=self.ctx.runtime_name,
-                line=gast.Constant(value=self.ctx.user_line(node), kind=None), body=node.body), node.lineno)
+            line = gast.Constant(value=self.ctx.user_line(node), kind=None)
+            for block in _catching_blocks(node):
+                block[:] = templates.located(templates.replace(
+                    "with runtime.try_body(line):\n    body", runtime=self.ctx.runtime_name, line=line,
+                    body=list(block)), block[0].lineno)
         return node
 
     visit_TryStar = visit_Try
