@@ -13,6 +13,7 @@ from autoloop.ops.api import *  # noqa: F401,F403
 from autoloop.ops.api import abs, pow, round  # noqa: F401,A004  (shadow builtins on purpose)
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.control_flow.cond import cond
+from autoloop.control_flow.scan import scan
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor

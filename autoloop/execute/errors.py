@@ -21,7 +21,7 @@ def raise_for_node(node, error: Exception):
         # A kernel's own report (a TensorArray index out of range): keep its words, add the op and line.
         message = (f"{node.op} (node {node.name}) failed while running: {error}. "
                    f"The op was created at {format_location(location)}.")
-        raise_at(InvalidArgumentError(message), location)
+        raise_at(type(error)(message), location)  # a subclass (DivisionByZeroError) stays one
     if isinstance(error, AutoloopError | AssertionError | UnboundLocalError) or getattr(
             error, "__autoloop_user_raise__", False):
         error.__traceback__ = None

@@ -12,7 +12,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.errors import AutoloopError, InvalidArgumentError
 from autoloop.ir import context
-from autoloop.ir.graph import Graph, Value
+from autoloop.ir.graph import Graph, Value, known_value as constant_value_of
 from autoloop.ops import registry
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
@@ -42,6 +42,8 @@ def _apply_eagerly(opdef, inputs, attrs):
     with np.errstate(all="ignore"):
         try:
             result = opdef.kernel(*arrays, **attrs)
+        except InvalidArgumentError as error:  # the kernel's own words, and the user's line
+            raise type(error)(f"{error} (at {format_location(user_location())})") from None
         except AutoloopError:
             raise
         except (AssertionError, UnboundLocalError):
@@ -146,13 +148,6 @@ def constant_node(graph: Graph, numpy_value) -> Value:
         dtype, shape = dtypes.variant, TensorShape([])
     node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
     return node.outputs[0]
-
-
-def constant_value_of(value: Value):
-    """The numpy value of `value` if it is known while tracing, else None."""
-    if value.node.op == "Const":
-        return value.node.attrs["value"]
-    return value.constant
 
 
 def constant_value(tensor):

@@ -1,8 +1,10 @@
 """Graph ops that converted code needs to keep Python's semantics.
 
 - ``CheckDefined(defined, value)``: `value` if `defined` holds, else raises
-  UnboundLocalError (a variable read where no path assigned it) or
-  `MissingReturnError` (a function that ended without ``return``).
+  UnboundLocalError (a variable read where no path assigned it)
+  or `MissingReturnError` (a function that ended without ``return``).
+- ``CheckAssigned(defined, value)``: the same, for a dict item or attribute
+  (KeyError / AttributeError); it runs only where its value is used.
 - ``AssertTrue(condition)``: raises AssertionError with the user's message
   when `condition` is false (or the error named by its ``error`` attribute:
   a branch that reads an unbound variable raises UnboundLocalError when it
@@ -23,7 +25,16 @@ class MissingReturnError(AutoloopError, ValueError):
     """A converted function reached its end without a return statement on a graph path."""
 
 
-_ERRORS = {"UnboundLocalError": UnboundLocalError, "MissingReturnError": MissingReturnError}
+class MissingItemError(AutoloopError, KeyError):
+    """A dict item read where no path of graph control flow assigned it."""
+
+
+class MissingAttributeError(AutoloopError, AttributeError):
+    """An attribute read where no path of graph control flow assigned it."""
+
+
+_ERRORS = {"UnboundLocalError": UnboundLocalError, "MissingReturnError": MissingReturnError,
+           "KeyError": MissingItemError, "AttributeError": MissingAttributeError}
 
 
 def _check_defined_kernel(defined, value, message, error):
@@ -52,4 +63,7 @@ def _no_outputs(*specs, **attrs):
 
 register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
                stateful=True))  # a check whose value is unused must still run (y = x, y dead)
+# The same check for an item or attribute a container holds: it runs only where the value is
+# used (a dict returned or read later), never merely because the container was written.
+register(OpDef("CheckAssigned", kernel=_check_defined_kernel, infer=_check_defined_infer))
 register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))

@@ -14,9 +14,10 @@ goes on::
 
 `raised` is what a converted ``raise`` raises: in Python and at the top of
 a trace the user's exception; inside a graph branch or loop body (which may
-never run) a `DeferredRaise` that the staging code turns into a graph op
-raising the exception when that path runs. A failed Python-valued
-``assert`` there is deferred the same way (`operators.assert_`).
+never run) a `HeldBack`, as the runtime holds back Python errors there: the
+staging code turns it into a graph op raising the exception when that path
+runs. A failed Python-valued ``assert`` there is held back the same way
+(`operators.assert_`).
 
     if x > 0:                       # x a tensor: staged
         raise ValueError('big')     # raise al__.raised(ValueError('big')): raised when the graph runs
@@ -30,7 +31,7 @@ import threading
 from autoloop.errors import AutoloopError, UnsupportedError
 from autoloop.ir import context
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
-from autoloop.runtime.undefined import TracedUnboundError
+from autoloop.runtime.undefined import HeldBack, TracedUnboundError
 
 
 class suppress_if:  # noqa: N801  (used like a function in converted code)
@@ -56,27 +57,12 @@ class suppress_if:  # noqa: N801  (used like a function in converted code)
         return bool(self.jumped())
 
 
-class DeferredRaise(TracedUnboundError):
-    """A ``raise`` or failed ``assert`` reached while tracing a graph branch or loop body.
-
-    Python raises only if that path runs, so the staging code that catches
-    it (as it catches an unbound read) puts a graph op in the branch or body
-    that raises `exception` when the graph runs it; the rest of the trace
-    goes on.
-    """
-
-    def __init__(self, exception: BaseException, location):
-        super().__init__(str(exception))
-        self.exception = exception
-        self.location = location  # the user's (file, line) of the raise
-
-
 def entering_finally(block: suppress_if):
     """The first statement of a ``finally`` block that may jump: see `suppress_if`."""
     block.enter()
 
 
-class AlwaysRaises(DeferredRaise):
+class AlwaysRaises(HeldBack):
     """Every path of a staged statement raises: the graph raises the error of the path taken.
 
     Nothing after the statement runs, so the code around it stops tracing;
@@ -94,7 +80,7 @@ def raised(exception):
     """What ``raise exception`` raises in converted code (``raise al__.raised(...)``).
 
     The exception itself (a class is instantiated, as Python does), or a
-    `DeferredRaise` of it while a graph branch or loop body is being traced.
+    `HeldBack` of it while a graph branch or loop body is being traced.
     Inside a graph branch staged within the body of a ``try`` that catches
     errors, the handlers could never see it: an UnsupportedError.
     """
@@ -114,7 +100,7 @@ def raised(exception):
             f"raised when the graph runs; make the condition a Python value or move the try "
             f"statement out of the converted function"), location)
     if graph.parent is not None:
-        return DeferredRaise(exception, location)
+        return HeldBack(exception, location)
     return exception
 
 
@@ -185,7 +171,7 @@ def user_visible(error):
         return unsupported
     if isinstance(error, AlwaysRaises):
         return error  # handled by the traced function: see conversion
-    if isinstance(error, DeferredRaise):
+    if isinstance(error, HeldBack):
         return error.exception
     if isinstance(error, TracedUnboundError):
         return UnboundLocalError(str(error))

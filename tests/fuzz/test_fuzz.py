@@ -20,9 +20,6 @@ SEED = 0
 
 
 @pytest.mark.fuzz
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 7: until the runtime's half lands (list appends under graph branches, containers, "
-    "loops whose condition turns into a tensor); strict, so the marker goes once both halves pass"))
 def test_generated_programs_match_python():
     failures = []
     for index in range(PROGRAMS):

@@ -5,14 +5,15 @@
 - ``try`` statements with ``except`` clauses, and writes to ``global``
   names and to the converted function's own ``nonlocal`` names (cells that
   outlive the trace), inside a loop or an ``if``: recorded in
-  ``ctx.unsupported``; the runtime raises NotImplementedError only if that
-  statement is staged as graph control flow (in Python they keep working).
+  ``ctx.unsupported`` as ``("contains", construct, line)``; the runtime
+  raises NotImplementedError only if that statement is staged as graph
+  control flow (in Python they keep working).
   A nested function's ``nonlocal`` name is loop state like a local (see
   `state.shared_names`).
 - ``if``/``while``/``for`` inside the body of a ``try`` with ``except``
   clauses, or whose ``finally`` block returns or breaks (which discards any
-  error): recorded the same way (the handlers could never see errors raised
-  when the graph runs). Other ``try``/``finally`` statements are fine: the
+  error): recorded the same way, as ``("enclosed by", construct, line)``
+  (the handlers could never see errors raised when the graph runs). Other ``try``/``finally`` statements are fine: the
   ``finally`` block simply follows.
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
@@ -30,7 +31,6 @@ from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.base import TRY_NODES, StatementPass, walk_scope
 
 _CONTROL = (gast.If, gast.While, gast.For)
-ENCLOSING_TRY = "enclosed by: "  # prefix of ctx.unsupported for control flow inside a try body
 
 
 def _catches(node) -> str | None:
@@ -98,7 +98,7 @@ class UnsupportedConstructs(StatementPass):
                 for inner in walk_scope(child):
                     if isinstance(inner, _CONTROL) and inner not in self.ctx.unsupported:
                         self.ctx.unsupported[inner] = (
-                            f"{ENCLOSING_TRY}{_catches(statement)} (line {self.ctx.user_line(statement)})")
+                            "enclosed by", _catches(statement), self.ctx.user_line(statement))
 
     def visit_AsyncFunctionDef(self, node):
         self.fail(NotImplementedError, f"async function {node.name} cannot be converted", node)
@@ -110,11 +110,11 @@ class UnsupportedConstructs(StatementPass):
             for child in block:
                 for inner in walk_scope(child):
                     if _catches(inner):
-                        return f"{_catches(inner)} (line {self.ctx.user_line(inner)})"
+                        return ("contains", _catches(inner), self.ctx.user_line(inner))
                     if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store) \
                             and inner.id in declared and (declared[inner.id] == "global" or outlives):
-                        return (f"an assignment to {declared[inner.id]} '{inner.id}' "
-                                f"(line {self.ctx.user_line(inner)})")
+                        return ("contains", f"an assignment to {declared[inner.id]} '{inner.id}'",
+                                self.ctx.user_line(inner))
         return None
 
     def visit_Try(self, node):
