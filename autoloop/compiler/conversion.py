@@ -261,9 +261,9 @@ def _with_user_frames(converted, original):
         try:
             return converted(*args, **kwargs)
         except Exception as error:
-            if _calls.depth == 1 and _always_raises(error):
-                return None  # its graph raises the taken path's error when it runs; no result
             location = _innermost_user_location(error.__traceback__)
+            if _calls.depth == 1 and _exceptions().held_back_at_top(error, location):
+                return None  # its graph raises the error when it runs (after earlier effects)
             visible = _user_visible(error)
             if location is None and visible is error:
                 raise
@@ -279,14 +279,14 @@ def _with_user_frames(converted, original):
 _calls = threading.local()  # how deep in converted functions this thread is
 
 
-def _always_raises(error) -> bool:
-    return isinstance(error, importlib.import_module(RUNTIME_MODULE + ".exceptions").AlwaysRaises)
+def _exceptions():
+    return importlib.import_module(RUNTIME_MODULE + ".exceptions")
 
 
 def _user_visible(error):
     # The runtime's deferred errors (a raise or unbound read that a graph path
     # holds back until it runs) reach the user as the error they stand for.
-    return importlib.import_module(RUNTIME_MODULE + ".exceptions").user_visible(error)
+    return _exceptions().user_visible(error)
 
 
 def _innermost_user_location(traceback):

@@ -31,7 +31,8 @@ import threading
 from autoloop.errors import AutoloopError, UnsupportedError
 from autoloop.ir import context
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
-from autoloop.runtime.undefined import HeldBack, TracedUnboundError
+from autoloop.ir.effects import has_effects
+from autoloop.runtime.undefined import HeldBack, TracedUnboundError, raise_when_run
 
 
 class suppress_if:  # noqa: N801  (used like a function in converted code)
@@ -89,19 +90,27 @@ def raised(exception):
     graph = context.current_graph()
     if graph is None or not isinstance(exception, Exception):
         return exception
+    exception.__autoloop_raised__ = True  # the program's own: see held_back_at_top
     tries = _active_tries()
     if tries and tries[-1][0] is graph:
         return exception  # the try around it catches it while tracing, as Python would
     location = caller_location()
     if tries:
-        raise_from_user(UnsupportedError(
-            f"raise {type(exception).__name__} ({describe(location)}) inside graph control flow "
-            f"within the try statement at line {tries[-1][1]}: its handlers could never see an error "
-            f"raised when the graph runs; make the condition a Python value or move the try "
-            f"statement out of the converted function"), location)
+        reject_inside_catching_try(f"raise {type(exception).__name__} inside graph control flow", location)
     if graph.parent is not None:
         return HeldBack(exception, location)
     return exception
+
+
+def reject_inside_catching_try(what: str, location):
+    """UnsupportedError if a ``try`` that catches errors is active: an error the graph raises when it
+    runs (`what` raises it) could never reach its handlers."""
+    tries = _active_tries()
+    if tries:
+        raise_from_user(UnsupportedError(
+            f"{what} ({describe(location)}) within the try statement at line {tries[-1][1]}: its "
+            f"handlers could never see an error raised when the graph runs; make the condition a "
+            f"Python value or move the try statement out of the converted function"), location)
 
 
 class try_body:  # noqa: N801  (used like a function in converted code)
@@ -124,6 +133,37 @@ class try_body:  # noqa: N801  (used like a function in converted code)
     def __exit__(self, kind, error, traceback):
         _active_tries().pop()
         return False
+
+
+def held_back_at_top(error, location) -> bool:
+    """Whether `error`, leaving the traced function, is raised by its graph instead.
+
+    True for `AlwaysRaises` (the graph raises already), and for an error of
+    the program itself (its ``raise`` or ``assert``, an unbound read, a lookup
+    or arithmetic error) raised while tracing the function's own graph after
+    effects that Python would have run first (a failed graph ``assert``, a
+    ``print``): the graph then runs those and raises `error` after them, as
+    Python does. The caller ends the trace with no result. autoloop's own
+    reports (a documented limitation) are raised as they are.
+    """
+    if isinstance(error, AlwaysRaises):
+        return True
+    graph = context.current_graph()
+    if graph is None or graph.parent is not None or not _programs_own(error):
+        return False
+    if not any(has_effects(node) for node in graph.nodes):
+        return False  # nothing would run before it: raising now is what the graph would do
+    exception = error.exception if isinstance(error, HeldBack) else (
+        UnboundLocalError(str(error)) if isinstance(error, TracedUnboundError) else error)
+    raise_when_run(HeldBack(exception, location))
+    return True
+
+
+def _programs_own(error) -> bool:
+    if isinstance(error, AutoloopError):
+        return False
+    return (getattr(error, "__autoloop_raised__", False) or isinstance(error, TracedUnboundError)
+            or isinstance(error, (LookupError, ArithmeticError, NameError)))
 
 
 def _unsupported_in_context(error):

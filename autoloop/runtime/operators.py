@@ -61,9 +61,12 @@ def assert_(test, message=None):
     """``assert test, message``; a graph assertion for a tensor test.
 
     A Python-valued test that fails inside a graph branch or loop body
-    raises when (and if) the graph runs that path, not while tracing.
+    raises when (and if) the graph runs that path, not while tracing. A
+    tensor test inside a ``try`` that catches errors is unsupported: its
+    handlers could never see the AssertionError the graph raises.
     """
     if is_graph_tensor(test):
+        exceptions.reject_inside_catching_try("an assert on a Tensor", caller_location())
         text = _message(message)
         apply("AssertTrue", [to_bool(test)], {"message": None if text is None else str(text)})
         return

@@ -64,13 +64,14 @@ def reject_unsupported(unsupported, statement) -> None:
         return
     relation, construct, line = unsupported
     what = statement.what
+    article = "an" if what[:1] in "aeiou" else "a"
     if relation == "enclosed by":
         statement.fail(UnsupportedError(
-            f"a {what} whose condition is a Tensor ({statement.location_text}) inside {construct} "
+            f"{article} {what} whose condition is a Tensor ({statement.location_text}) inside {construct} "
             f"(line {line}) cannot be converted to graph control flow: the try statement's handlers "
             f"would never see errors raised when the graph runs; move the try statement out of the "
             f"converted function"))
     statement.fail(UnsupportedError(
-        f"{construct} (line {line}) inside a {what} whose condition is a Tensor "
+        f"{construct} (line {line}) inside {article} {what} whose condition is a Tensor "
         f"({statement.location_text}) cannot be converted to graph control flow; move it out of "
         f"the {what.split()[-1]}"))

@@ -97,6 +97,19 @@ PROGRAMS = {
                 i += 1
             return i
         """, [(0, 0), (2, 0), (2, -1)]),
+    # a graph assertion comes first: an error Python code raises after it waits for it
+    "graph_assert_then_raise": ("""
+        def f(c, k):
+            assert c > k, 'c too small'
+            raise ValueError('after the assert')
+        """, [(1, 0), (0, 1)]),
+    "graph_assert_then_unbound_read": ("""
+        def f(c, k):
+            for i in range(k):
+                assert c > i, 'c too small'
+                z = i
+            return c + z
+        """, [(3, 0), (3, 2), (0, 2)]),
     # item 6: a read whose value is unused
     "dead_read": ("""
         def f(a, k):
@@ -194,6 +207,30 @@ def test_errors_only_on_the_path_that_runs(name):
         assert _outcome(lambda: al.function(function)(c, k)) == expected, (c, k)
         assert _outcome(lambda: al.function(function)(al.constant(c), k)) == expected, (c, k)
         assert _outcome(lambda: al.function(function)(al.constant(c), al.constant(k))) == expected, (c, k)
+
+
+def test_print_before_a_raise_prints_when_the_graph_runs(capsys):
+    function = make_function("""
+        def f(c):
+            print('before', c)
+            raise KeyError('after')
+        """, "f")
+    with pytest.raises(KeyError):
+        al.function(function)(al.constant(3))
+    assert capsys.readouterr().out == "before 3\n"
+
+
+def test_graph_assert_inside_a_catching_try_is_not_implemented():
+    function = make_function("""
+        def f(c):
+            try:
+                assert c > 0, 'negative'
+            finally:
+                return c
+        """, "f")
+    assert function(-1) == -1
+    with pytest.raises(NotImplementedError, match=r"assert on a Tensor .*line 4.*try statement at line 3"):
+        al.function(function)(al.constant(-1))
 
 
 def test_deferred_raise_keeps_message_and_line():

@@ -35,13 +35,16 @@ _CONTROL = (gast.If, gast.While, gast.For)
 
 def _catches(node) -> str | None:
     """How a ``try`` statement catches errors (its handlers could not see graph run-time
-    errors), or None: an ``except`` clause, or a ``finally`` block that returns or breaks."""
+    errors), or None: an ``except`` clause, or a ``finally`` block that returns, breaks or
+    raises (which discards or replaces any error)."""
     if not isinstance(node, TRY_NODES):
         return None
     if node.handlers:
         return "a try statement with an except clause"
     if finally_jumps.leaving_jumps(node.finalbody):
         return "a try statement whose finally block returns, breaks or continues"
+    if any(isinstance(inner, gast.Raise) for statement in node.finalbody for inner in walk_scope(statement)):
+        return "a try statement whose finally block raises"
     return None
 
 
