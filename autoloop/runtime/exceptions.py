@@ -95,18 +95,18 @@ def raised(exception):
     if tries and tries[-1][0] is graph:
         return exception  # the try around it catches it while tracing, as Python would
     location = caller_location()
-    if tries:
-        reject_inside_catching_try(f"raise {type(exception).__name__} inside graph control flow", location)
+    reject_inside_catching_try(f"raise {type(exception).__name__} inside graph control flow", location)
     if graph.parent is not None:
         return HeldBack(exception, location)
     return exception
 
 
 def reject_inside_catching_try(what: str, location):
-    """UnsupportedError if a ``try`` that catches errors is active: an error the graph raises when it
-    runs (`what` raises it) could never reach its handlers."""
+    """UnsupportedError if a ``try`` that catches errors is active and the graph being built is not
+    its own: an error the graph raises when it runs (`what` raises it) could never reach its
+    handlers."""
     tries = _active_tries()
-    if tries:
+    if tries and (what.startswith("an assert") or tries[-1][0] is not context.current_graph()):
         raise_from_user(UnsupportedError(
             f"{what} ({describe(location)}) within the try statement at line {tries[-1][1]}: its "
             f"handlers could never see an error raised when the graph runs; make the condition a "
@@ -151,6 +151,8 @@ def held_back_at_top(error, location) -> bool:
     graph = context.current_graph()
     if graph is None or graph.parent is not None or not _programs_own(error):
         return False
+    if _unsupported_in_context(error) is not None:
+        return False  # conversion stopped: that is what the user must see
     if not any(has_effects(node) for node in graph.nodes):
         return False  # nothing would run before it: raising now is what the graph would do
     exception = error.exception if isinstance(error, HeldBack) else (

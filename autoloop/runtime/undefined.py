@@ -132,6 +132,10 @@ def raise_when_run(error):
     or (an error with an ``exception``) the user's exception held back until its path runs."""
     if getattr(error, "already_staged", False):
         return  # the graph being built raises it already (every path of a cond raises)
+    from autoloop.runtime.exceptions import reject_inside_catching_try  # (it builds on this module)
+    held = getattr(error, "exception", None) or UnboundLocalError()
+    reject_inside_catching_try(f"the {type(held).__name__} that graph control flow holds back here",
+                               getattr(error, "location", None) or caller_location())
     exception = getattr(error, "exception", None)
     attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
         "message": None, "exception": exception}

@@ -278,6 +278,29 @@ def test_raise_in_a_called_graph_branch_under_try_except_is_not_implemented():
         al.function(function)(al.constant(5))
 
 
+def test_held_back_error_under_a_catching_try_is_not_implemented():
+    # The called function's graph branch holds back an unbound read; the finally block's raise
+    # would replace that error in Python, which a graph cannot do.
+    function = make_function("""
+        def pick(x, y):
+            if x > y:
+                q = y
+            elif x == q:
+                pass
+            return x
+
+        def f(a):
+            try:
+                u = pick(a, a)
+            finally:
+                raise ValueError('from finally')
+        """, "f")
+    with pytest.raises(ValueError):
+        function(2)
+    with pytest.raises(NotImplementedError, match=r"UnboundLocalError that graph control flow holds back"):
+        al.function(function)(al.constant(2))
+
+
 def test_try_finally_with_tensor_conditions():
     function = make_function("""
         def f(n):
