@@ -85,6 +85,8 @@ class ConversionContext:
     exempt_reads: set = dataclasses.field(default_factory=set)
     globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
     captured: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names its closures capture
+    exception_visible: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names set in try's control flow
+    user_locals: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names the user's code binds
     loop_options: dict = dataclasses.field(default_factory=dict)  # loop -> its set_loop_options statement
     jump_flags: dict = dataclasses.field(default_factory=dict)  # do_return/break_/continue_ -> retval_ or None
     finally_flags: dict = dataclasses.field(default_factory=dict)  # Try -> its finally_jumped flag

@@ -58,8 +58,8 @@ def transform(tree, ctx):
     if ctx.has_nested_scopes or ctx.has_try:  # names that keep one binding; before passes add lambdas
         for node in gast.walk(tree):
             if isinstance(node, gast.FunctionDef):
-                ctx.captured[node] = ((captured_names(node) if ctx.has_nested_scopes else frozenset())
-                                      | (exception_visible_names(node) if ctx.has_try else frozenset()))
+                ctx.captured[node] = captured_names(node) if ctx.has_nested_scopes else frozenset()
+                ctx.exception_visible[node] = exception_visible_names(node) if ctx.has_try else frozenset()
     if ctx.has_finally:
         tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break

@@ -301,6 +301,39 @@ def test_held_back_error_under_a_catching_try_is_not_implemented():
         al.function(function)(al.constant(2))
 
 
+def test_user_locals_whose_assignments_are_unreachable_stay_locals():
+    # The for-else always breaks, so `u = ...` never runs; `u` is still a local.
+    function = make_function("""
+        def f(a, b):
+            while True:
+                for i in range(b):
+                    pass
+                else:
+                    break
+                u = 1
+            return u if a > 100 else a
+        """, "f")
+    assert function(1, 2) == 1 and conversion.convert(function)(1, 2) == 1
+    assert int(al.function(function)(al.constant(1), 2).numpy()) == 1
+
+
+def test_names_set_in_a_try_loop_need_not_be_tensors():
+    # `made` (a lambda) is kept in the function's binding for the handler, not carried by the
+    # graph loop, which could not carry a function.
+    function = make_function("""
+        def f(n):
+            total = 0
+            try:
+                for i in range(n):
+                    made = lambda: i
+                    total += i
+            finally:
+                total += 100
+            return total
+        """, "f")
+    assert int(al.function(function)(al.constant(4)).numpy()) == function(4)
+
+
 def test_try_finally_with_tensor_conditions():
     function = make_function("""
         def f(n):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 FUNCTION = "generated"
 PARAMETERS = ("a", "b", "xs")
@@ -187,15 +188,23 @@ class _FunctionWriter:
 
     def _assign(self, scope, indent):
         target = self.rng.choice(self.assigned)
-        return [f"{indent}{target} = {self.expression(scope)}"]
+        return [f"{indent}{target} = {self._bounded(self.expression(scope))}"]
 
     def _augassign(self, scope, indent):
         target = self.rng.choice(self.assigned)
-        return [f"{indent}{target} {self.rng.choice(['+=', '-='])} {self.expression(scope)}"]
+        return [f"{indent}{target} {self.rng.choice(['+=', '-='])} {self._bounded(self.expression(scope))}"]
+
+    def _bounded(self, expression):
+        """`expression`, reduced when it may grow with the variables it changes (``c += c`` in a
+        loop doubles c each time: int32 would overflow where Python ints do not)."""
+        growing = set(self.assigned) | set(self.maybe_names) | {"get", "total"}
+        if growing & set(re.findall(r"[A-Za-z_]\w*", expression)):
+            return f"({expression}) % 101"
+        return expression
 
     def _maybe_assign(self, scope, indent):
         target = self.rng.choice(self.maybe_names)
-        line = f"{indent}{target} = {self.expression(scope)}"
+        line = f"{indent}{target} = {self._bounded(self.expression(scope))}"
         if target not in self.first_bound:
             self.first_bound.append(target)
         return [line]

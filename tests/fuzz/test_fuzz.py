@@ -68,6 +68,20 @@ def test_errors_are_ok_internal_or_documented():
     assert classify(expected_error, leaked, "tensor").kind == INTERNAL
 
 
+def test_an_error_python_replaced_in_a_finally_block_is_documented():
+    try:
+        try:
+            raise AssertionError("first")
+        finally:
+            raise UnboundLocalError("from the finally block")
+    except UnboundLocalError as error:
+        python_error = error
+    graph_error = Result(error=AssertionError("first"))
+    assert classify(Result(error=python_error), graph_error, "tensor").kind == LIMITATION
+    assert classify(Result(error=python_error), graph_error, "eager").kind == INTERNAL
+    assert classify(Result(error=UnboundLocalError("no context")), graph_error, "tensor").kind == INTERNAL
+
+
 def test_a_documented_limitation_needs_the_users_line():
     source = ("def helper(x, y):\n    return x\n\n"
               "def generated(a, b, xs):\n    c = 0\n    try:\n        while c < a:\n            c += 1\n"

@@ -33,10 +33,12 @@ class Conditionals(StatementPass):
         live_after = function.live_after(node)
         modified = (function.modified(node, "body") | function.modified(node, "orelse")
                     | state.nonlocal_writes(ctx, function, node.body + node.orelse))
-        # A name a closure captures (or a nonlocal one) keeps one binding: an output whenever
-        # a branch changes it, and received by both branches, so each starts from its value.
+        # A shared name keeps one binding: received by both branches when a branch changes it,
+        # so each starts from its value; a carried one (closures may read it any time) is also
+        # an output.
         shared = state.shared_names(ctx, function.scopes.function)
-        outputs = [n for n in modified if is_live(n, live_after) or n in shared]
+        carried = state.carried_names(ctx, function.scopes.function)
+        outputs = [n for n in modified if is_live(n, live_after) or n in carried]
         outputs = state.without_covered(state.in_source_order(outputs, function.first_seen))
         # A branch that assigns a name makes it local to the branch function, so it
         # must receive the current value if it may read it first (output or not).

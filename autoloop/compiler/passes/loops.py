@@ -38,8 +38,8 @@ class Loops(StatementPass):
         function = self.analysis.of(node)
         modified = function.modified(node) | state.nonlocal_writes(self.ctx, function, node.body)
         live = function.live_in[node]
-        shared = state.shared_names(self.ctx, function.scopes.function)
-        loop_vars = [n for n in modified if is_live(n, live) or n in shared]
+        carried = state.carried_names(self.ctx, function.scopes.function)
+        loop_vars = [n for n in modified if is_live(n, live) or n in carried]
         return self._convert(node, function, loop_vars, target_names=())
 
     def visit_For(self, node):
@@ -49,8 +49,8 @@ class Loops(StatementPass):
         live = function.live_out[node]
         extra_test = self.ctx.extra_tests.get(node)
         extra_reads = {n.id for n in gast.walk(extra_test) if isinstance(n, gast.Name)} if extra_test else set()
-        shared = state.shared_names(self.ctx, function.scopes.function)
-        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads or n in shared]
+        carried = state.carried_names(self.ctx, function.scopes.function)
+        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads or n in carried]
         return self._convert(node, function, loop_vars, target_names)
 
     def _convert(self, node, function, loop_vars, target_names):

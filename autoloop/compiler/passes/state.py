@@ -126,8 +126,15 @@ def declarations(statements, declared: dict):
 
 
 def shared_names(ctx, function) -> frozenset:
-    """Names that keep one binding in `function`'s generated functions: those its closures
-    capture, and its ``nonlocal`` names (so loops and branches may change them)."""
+    """Names that keep one binding in `function`'s generated functions: the `carried_names`, and
+    those a loop or branch inside a ``try`` assigns (an exception must not lose them)."""
+    return carried_names(ctx, function) | ctx.exception_visible.get(function, frozenset())
+
+
+def carried_names(ctx, function) -> frozenset:
+    """Shared names that every loop or branch changing them carries as state, live or not:
+    those `function`'s closures capture (read at any time), and its ``nonlocal`` names (read by
+    the enclosing function after it returns)."""
     return ctx.captured.get(function, frozenset()) | _nested_nonlocals(ctx, function)
 
 
@@ -156,7 +163,8 @@ def nonlocal_writes(ctx, analysis, statements) -> frozenset:
 def declared_in(ctx, function) -> dict:
     """What generated functions inside `function` declare: its global/nonlocal names and
     the names its closures capture (kept in `function`'s own cell through ``nonlocal``)."""
-    declared = dict.fromkeys(ctx.captured.get(function, ()), "nonlocal")
+    declared = dict.fromkeys(ctx.captured.get(function, frozenset())
+                             | ctx.exception_visible.get(function, frozenset()), "nonlocal")
     declared.update(ctx.globals_of.get(function, {}))
     return declared
 

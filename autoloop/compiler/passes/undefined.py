@@ -99,8 +99,11 @@ class UndefinedReads(Pass):
             return
         defined = (function.defined_before(statement) if isinstance(statement, gast.For)
                    else function.defined_in.get(statement, frozenset()))
-        unbound = {name for name in function.scopes.locals
-                   if name not in defined and name not in self.ctx.exempt_reads}
+        # Also the user's locals whose every assignment the flag passes dropped as unreachable
+        # (after an always-taken break): Python still reads them as unbound locals.
+        locals_ = function.scopes.locals | (self.ctx.user_locals.get(function.scopes.function, set())
+                                            - function.scopes.declared)
+        unbound = {name for name in locals_ if name not in defined and name not in self.ctx.exempt_reads}
         if unbound:
             fields = _HEADER_FIELDS.get(type(statement))
             if fields is None:
@@ -163,7 +166,8 @@ def initialized_before(ctx, function, statement, names):
 def bind_at_entry(tree, ctx, analysis):
     """``x = al__.Undefined('x')`` at the top of each function, for the recorded names that some
     path reaches their statement with unbound (no assignment and no al__.Undefined before it)."""
-    for function in set(ctx.entry_undefined) | set(ctx.top_level_reads):
+    shared = {function for function, names in ctx.exception_visible.items() if names}
+    for function in set(ctx.entry_undefined) | set(ctx.top_level_reads) | shared:
         facts = analysis.function(function)
         initialized = ctx.undefined_inits.get(function, {})
         # Each recorded name was unbound on some path to its statement; only an al__.Undefined
@@ -180,8 +184,11 @@ def bind_at_entry(tree, ctx, analysis):
         # A checked read in the function itself needs the name to be one of its locals; a
         # name now assigned only inside generated functions would be looked up as a global.
         top_reads = ctx.top_level_reads.get(function, set()) - names
-        if top_reads:
-            names |= top_reads - _assigned_in_own_scope(function)
+        # A shared name that only generated functions assign (through nonlocal) needs a binding.
+        unbound_shared = ctx.exception_visible.get(function, frozenset()) - names
+        if top_reads or unbound_shared:
+            own = _assigned_in_own_scope(function)
+            names |= (top_reads - own) | (unbound_shared - own)
         if not names:
             continue
         ordered = state.in_source_order(names, facts.first_seen)

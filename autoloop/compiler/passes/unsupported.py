@@ -61,9 +61,13 @@ class UnsupportedConstructs(StatementPass):
     def visit_FunctionDef(self, node):
         self.current = node
         declared, control, has_try = {}, [], False
+        assigned = self.ctx.user_locals.setdefault(node, set())
         for inner in walk_scope(node):  # one walk finds everything this pass looks for
             kind = type(inner)
-            if kind in (gast.Yield, gast.YieldFrom):
+            if kind is gast.Name:
+                if not isinstance(inner.ctx, gast.Load):
+                    assigned.add(inner.id)
+            elif kind in (gast.Yield, gast.YieldFrom):
                 self.fail(NotImplementedError, f"'yield' in {node.name}: generator functions cannot "
                           f"be converted; call them outside the converted function", inner)
             elif kind is gast.Await:
