@@ -90,6 +90,8 @@ def raised(exception):
     graph = context.current_graph()
     if graph is None or not isinstance(exception, Exception):
         return exception
+    if isinstance(sys.exc_info()[1], AutoloopError):
+        return exception  # a finally block runs while conversion stops: nothing to hold back
     exception.__autoloop_raised__ = True  # the program's own: see held_back_at_top
     tries = _active_tries()
     if tries and tries[-1][0] is graph:

@@ -15,8 +15,10 @@ that raises when the graph runs on a path that did not assign it.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from autoloop import nest
+from autoloop.errors import AutoloopError
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
@@ -79,9 +81,10 @@ class HeldBack(TracedUnboundError):
 
     @classmethod
     def of(cls, error):
-        """`error` as a HeldBack if it is one to hold back (not autoloop's own), else None."""
-        from autoloop.errors import AutoloopError
-        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError):
+        """`error` as a HeldBack if it is one to hold back (not autoloop's own, nor raised while
+        one propagated), else None."""
+        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError) \
+                and not isinstance(error.__context__, AutoloopError):
             return cls(error, traceback_location(error.__traceback__))
         return None
 
@@ -93,6 +96,9 @@ def read(value):
         where = f" at {location[0]}:{location[1]}" if location else ""
         message = f"local variable '{value.name}' is read{where} but no path that ran before assigned it"
         if context.current_graph() is not None:  # maybe inside a graph branch that never runs: let it decide
+            stopped = sys.exc_info()[1]
+            if isinstance(stopped, AutoloopError):
+                raise stopped  # a finally block runs while conversion stops: nothing to hold back
             raise TracedUnboundError(message)
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
