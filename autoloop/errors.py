@@ -36,6 +36,21 @@ class GradientError(AutoloopError, ValueError):
     """A gradient cannot pass where it was asked to."""
 
 
+def stopping_conversion(error: BaseException) -> BaseException:
+    """`error`, marked as one that stops converting or tracing (a documented limitation).
+
+    The runtime then never holds it back, and an error a ``finally`` block
+    of the user's raises while it propagates does not hide it.
+    """
+    error.__autoloop_stops_conversion__ = True
+    return error
+
+
+def stops_conversion(error) -> bool:
+    """Whether `error` is autoloop's own: an AutoloopError or one marked by `stopping_conversion`."""
+    return isinstance(error, AutoloopError) or getattr(error, "__autoloop_stops_conversion__", False)
+
+
 def raise_at(error: BaseException, location):
     """Raise `error` from a frame that shows the user's ``(file, line)``.
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from autoloop.errors import AutoloopError, UnsupportedError
+from autoloop.errors import UnsupportedError, stops_conversion
 from autoloop.ir import context
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.ir.effects import has_effects
@@ -53,7 +53,7 @@ class suppress_if:  # noqa: N801  (used like a function in converted code)
         self.pending = sys.exception() if hasattr(sys, "exception") else sys.exc_info()[1]
 
     def __exit__(self, kind, error, traceback):
-        if kind is None or error is not self.pending or issubclass(kind, AutoloopError):
+        if kind is None or error is not self.pending or stops_conversion(error):
             return False  # no error, one the finally block raised, or autoloop's own
         return bool(self.jumped())
 
@@ -90,7 +90,7 @@ def raised(exception):
     graph = context.current_graph()
     if graph is None or not isinstance(exception, Exception):
         return exception
-    if isinstance(sys.exc_info()[1], AutoloopError):
+    if stops_conversion(sys.exc_info()[1]):
         return exception  # a finally block runs while conversion stops: nothing to hold back
     exception.__autoloop_raised__ = True  # the program's own: see held_back_at_top
     tries = _active_tries()
@@ -153,7 +153,7 @@ def held_back_at_top(error, location) -> bool:
     graph = context.current_graph()
     if graph is None or graph.parent is not None or not _programs_own(error):
         return False
-    if _unsupported_in_context(error) is not None:
+    if _stopping_error_in_context(error) is not None:
         return False  # conversion stopped: that is what the user must see
     if not any(has_effects(node) for node in graph.nodes):
         return False  # nothing would run before it: raising now is what the graph would do
@@ -164,22 +164,22 @@ def held_back_at_top(error, location) -> bool:
 
 
 def _programs_own(error) -> bool:
-    if isinstance(error, AutoloopError):
+    if stops_conversion(error):
         return False
     return (getattr(error, "__autoloop_raised__", False) or isinstance(error, TracedUnboundError)
             or isinstance(error, (LookupError, ArithmeticError, NameError)))
 
 
-def _unsupported_in_context(error):
-    """An UnsupportedError that `error` replaced while a ``finally`` block ran, if any.
+def _stopping_error_in_context(error):
+    """The error that stopped conversion, if `error` replaced it while a ``finally`` block ran.
 
-    Converting cannot continue after one, and the user's finally blocks run
-    while it propagates; an error they raise (often a read of a variable the
-    unfinished statement never assigned) must not hide it.
+    The user's finally blocks run while such an error propagates; an error
+    they raise (often a read of a variable the unfinished statement never
+    assigned) must not hide it.
     """
     seen = set()
     while error is not None and id(error) not in seen:
-        if isinstance(error, UnsupportedError):
+        if stops_conversion(error):
             return error
         seen.add(id(error))
         error = error.__context__
@@ -210,7 +210,7 @@ def user_visible(error):
     """
     if in_graph_branch():
         return error
-    unsupported = _unsupported_in_context(error)
+    unsupported = _stopping_error_in_context(error)
     if unsupported is not None:
         return unsupported
     if isinstance(error, AlwaysRaises):

@@ -18,7 +18,7 @@ import dataclasses
 import sys
 
 from autoloop import nest
-from autoloop.errors import AutoloopError
+from autoloop.errors import stops_conversion
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
@@ -83,8 +83,8 @@ class HeldBack(TracedUnboundError):
     def of(cls, error):
         """`error` as a HeldBack if it is one to hold back (not autoloop's own, nor raised while
         one propagated), else None."""
-        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError) \
-                and not isinstance(error.__context__, AutoloopError):
+        if isinstance(error, cls.HELD) and not stops_conversion(error) \
+                and not stops_conversion(error.__context__):
             return cls(error, traceback_location(error.__traceback__))
         return None
 
@@ -97,7 +97,7 @@ def read(value):
         message = f"local variable '{value.name}' is read{where} but no path that ran before assigned it"
         if context.current_graph() is not None:  # maybe inside a graph branch that never runs: let it decide
             stopped = sys.exc_info()[1]
-            if isinstance(stopped, AutoloopError):
+            if stops_conversion(stopped):
                 raise stopped  # a finally block runs while conversion stops: nothing to hold back
             raise TracedUnboundError(message)
         raise_from_user(UnboundLocalError(message), location)

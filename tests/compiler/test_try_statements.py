@@ -203,6 +203,18 @@ ESCAPING = {
                 pass
             return c
         """,
+    # a finally block reads a name its try never got to assign (the error left first)
+    "finally_reads_what_the_try_skipped": """
+        def f(n):
+            d = 1
+            try:
+                w = undefined_name
+            except ValueError:
+                w = 0
+            finally:
+                d += d if n != 1 else w
+            return d
+        """,
     # an error the finally block raises itself is not discarded by its own return
     "finally_return_raises": """
         def f(n):

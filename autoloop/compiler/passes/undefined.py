@@ -82,8 +82,16 @@ def _is_thunk(node):
 
 
 class UndefinedReads(Pass):
+    def __init__(self, ctx, analysis=None):
+        super().__init__(ctx, analysis)
+        # In a finally block: names the try body, handlers or else may not have assigned
+        # because an error left them early (the statement CFG does not see those exits).
+        self.finally_unbound = frozenset()
+
     def visit_FunctionDef(self, node):
+        saved, self.finally_unbound = self.finally_unbound, frozenset()
         self._block(node.body, nested=False)
+        self.finally_unbound = saved
         return node
 
     def _block(self, statements, nested):
@@ -104,6 +112,7 @@ class UndefinedReads(Pass):
         locals_ = function.scopes.locals | (self.ctx.user_locals.get(function.scopes.function, set())
                                             - function.scopes.declared)
         unbound = {name for name in locals_ if name not in defined and name not in self.ctx.exempt_reads}
+        unbound |= self.finally_unbound
         if unbound:
             fields = _HEADER_FIELDS.get(type(statement))
             if fields is None:
@@ -126,16 +135,31 @@ class UndefinedReads(Pass):
                     if isinstance(target, gast.Subscript):
                         target.slice = wrapper.visit(target.slice)
             if wrapper.nested_reads:
-                bind_later(self.ctx, function.scopes.function, statement, wrapper.nested_reads)
+                bind_later(self.ctx, function.scopes.function, statement, wrapper.nested_reads - self.finally_unbound)
+                bind_later(self.ctx, function.scopes.function, None, wrapper.nested_reads & self.finally_unbound)
             if wrapper.top_reads:
                 self.ctx.top_level_reads.setdefault(function.scopes.function, set()).update(wrapper.top_reads)
         becomes_function = isinstance(statement, (gast.If, gast.While, gast.For))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             if block and isinstance(block[0], gast.stmt):
-                self._block(block, nested or becomes_function)
+                if field == "finalbody":
+                    self._finally_block(statement, function, nested)
+                else:
+                    self._block(block, nested or becomes_function)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
             self._block(item.body, nested)
+
+    def _finally_block(self, statement, function, nested):
+        """A finally block: names its try assigns may be unbound there (an error left it early)."""
+        tried = statement.body + statement.orelse + [s for handler in statement.handlers for s in handler.body]
+        maybe_skipped = {name for name in function.scopes.modified_in(tried) if name.isidentifier()}
+        maybe_skipped -= function.defined_before(statement)
+        maybe_skipped -= function.scopes.modified_in(statement.finalbody)  # assigned there: Python order
+        maybe_skipped -= self.ctx.exempt_reads
+        saved, self.finally_unbound = self.finally_unbound, self.finally_unbound | maybe_skipped
+        self._block(statement.finalbody, nested)
+        self.finally_unbound = saved
 
     def _expand_augmented(self, statement):
         """``x += e`` with a maybe-unbound ``x`` -> ``x = x + e`` (``x`` then checked)."""
@@ -152,7 +176,7 @@ class UndefinedReads(Pass):
 
 def bind_later(ctx, function, statement, names):
     """Record that generated code for `statement` reads `names` (locals of the FunctionDef
-    `function`), maybe unbound."""
+    `function`), maybe unbound (with `statement` None: unbound on a path the CFG misses)."""
     if names:
         ctx.entry_undefined.setdefault(function, []).append((statement, set(names)))
 
@@ -173,14 +197,17 @@ def bind_at_entry(tree, ctx, analysis):
         # Each recorded name was unbound on some path to its statement; only an al__.Undefined
         # bound before it on every such path spares it: one bound before a statement around it
         # (the usual case), else definedness rerun counting those inits.
+        reads = ctx.entry_undefined.get(function, ())
+        always = {name for statement, read in reads if statement is None for name in read}
         uncovered = [(statement, {name for name in read if not _initialized_around(
-            facts.cfg, initialized, statement, name)}) for statement, read in ctx.entry_undefined.get(function, ())]
+            facts.cfg, initialized, statement, name)}) for statement, read in reads if statement is not None]
         initialized_names = set().union(*initialized.values()) if initialized else set()
         if any(name in initialized_names for _, read in uncovered for name in read):
             bound_before = _bound_before(facts, initialized)
         else:
             bound_before = facts.defined_before
         names = {name for statement, read in uncovered for name in read if name not in bound_before(statement)}
+        names |= always
         # A checked read in the function itself needs the name to be one of its locals; a
         # name now assigned only inside generated functions would be looked up as a global.
         top_reads = ctx.top_level_reads.get(function, set()) - names
