@@ -18,6 +18,7 @@ import numpy as np
 
 from autoloop.execute.codegen import generate
 from autoloop.execute.errors import raise_for_node
+from autoloop.execute.expressions import locate
 from autoloop.ir.graph import Graph
 from autoloop.shapes import TensorShape
 
@@ -54,6 +55,7 @@ class CompiledGraph:
         self.source = "\n".join(gen.lines) + "\n"
         self.filename = f"<autoloop graph {graph.name} #{next(_serial)}>"
         self._line_nodes = gen.line_nodes
+        self._line_spans = gen.line_spans
         namespace = dict(gen.namespace, _check=_check_value)
         # Registered so tracebacks and debuggers can show the generated code.
         linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
@@ -85,12 +87,35 @@ class CompiledGraph:
         raise_for_node(node, error)
 
     def _failing_node(self, traceback):
+        """The node of the innermost frame of the generated code: its line's, or on a line holding
+        several ops, the op whose columns hold the failing instruction's."""
         node = None
         while traceback is not None:
             if traceback.tb_frame.f_code.co_filename == self.filename:
-                node = self._line_nodes.get(traceback.tb_lineno, node)
+                line = traceback.tb_lineno
+                node = self._op_at(line, traceback) or self._line_nodes.get(line, node)
             traceback = traceback.tb_next
         return node
+
+    def _op_at(self, line: int, traceback):
+        spans = self._line_spans.get(line)
+        position = _instruction_columns(traceback)
+        if not spans or position is None:
+            return None
+        text = self.source.splitlines()[line - 1].encode()
+        start, end = (len(text[:column].decode(errors="ignore")) for column in position)
+        return locate(spans, start, end)
+
+
+def _instruction_columns(traceback):
+    """(start, end) byte columns of the instruction a traceback entry stopped at, or None (Python < 3.11)."""
+    positions = getattr(traceback.tb_frame.f_code, "co_positions", None)
+    if positions is None or traceback.tb_lasti < 0:
+        return None
+    position = next(itertools.islice(positions(), traceback.tb_lasti // 2, None), None)
+    if position is None or position[2] is None or position[3] is None or position[0] != position[1]:
+        return None
+    return position[2], position[3]
 
 
 def _check_value(array, value) -> None:
