@@ -70,7 +70,10 @@ class Generator:
     """Writes the source of one graph, collecting the constants it refers to.
 
     Control-flow writers use: `names` (value -> name), `fresh`, `bind`,
-    `line`, `statement`, `assign` and `graph_body`.
+    `line`, `statement`, `assign` and `graph_body`. A writer whose first
+    statement evaluates some operand groups before anything else may name
+    them in a ``nested_operands`` attribute (``("pred",)``): those inputs
+    may then be nested expressions, which it reads with `input_exprs`.
     """
 
     def __init__(self, check: bool = False):
@@ -86,6 +89,7 @@ class Generator:
         self._placeholders: dict[str, tuple[int, ...]] = {}
         self._uses_left: dict[Value, int] = {}  # named values of the open blocks: reads still to write
         self._releasable: set[Value] = set()
+        self._nested_inputs: dict[Value, Expr] = {}  # for the control-flow node being written
 
     # -- naming ------------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:
@@ -109,14 +113,21 @@ class Generator:
             shift = 4 * indent
             self.line_spans[len(self.lines)] = tuple((start + shift, end + shift, op) for start, end, op in spans)
 
-    def statement(self, indent: int, template: str, args=(), node: Node | None = None) -> None:
+    def statement(self, indent: int, template: str, args=(), node: Node | None = None, release: bool = True) -> None:
         """One line, `template` filled with `args` (names or nested `Expr`s, evaluated here, once).
 
-        Names whose last use this line holds are released after it.
+        Names whose last use this line holds are released after it (a line
+        that opens a block, ``if ...:``, passes ``release=False``: the
+        block releases them after the whole statement).
         """
         expr = fill(template, list(args))
         self.line(indent, expr.text, node, expr.spans)
-        self.release(indent, [value for arg in args if isinstance(arg, Expr) for value in arg.reads])
+        if release:
+            self.release(indent, [value for arg in args if isinstance(arg, Expr) for value in arg.reads])
+
+    def input_exprs(self, node: Node) -> list:
+        """The inputs of a control-flow node: names, or nested `Expr`s for its ``nested_operands``."""
+        return [self._nested_inputs.pop(value, None) or self.names[value] for value in node.inputs]
 
     def assign(self, indent: int, targets: list[str], sources, node=None) -> None:
         """``a, b = x, y`` (or ``a = x`` for one name: a trailing comma would make a tuple)."""
@@ -185,10 +196,7 @@ class _Block:
             if node.op == "Const" or _all_folded(node):
                 self._constant(node)
             elif op is not None:
-                self._flush(len(self.pending))
-                op.kernel_for("numpy")(self.gen, node, self.indent)
-                self._named_outputs(node)
-                self.gen.release(self.indent, node.inputs)
+                self._control_flow(node, op)
             else:
                 self._op(node)
             if self.gen.check:
@@ -242,6 +250,21 @@ class _Block:
             gen.statement(self.indent, f"{targets[0]} = {{0}}", [expr], node)
         for value, name in zip(node.outputs, targets):
             self._name(value, name)
+
+    def _control_flow(self, node: Node, op) -> None:
+        writer = op.kernel_for("numpy")
+        groups = control_flow.operands(node)
+        first = [value for group in getattr(writer, "nested_operands", ()) for value in groups[group]]
+        wanted = [value for value in first if self._is_pending(value)]
+        others = [value for value in node.inputs if self._is_pending(value) and value not in wanted]
+        taken = self._take(wanted, others)
+        self._flush(len(self.pending))  # earlier than anything the node's statements evaluate
+        self.gen._nested_inputs = dict(taken)
+        writer(self.gen, node, self.indent)
+        self.gen._nested_inputs = {}
+        self._named_outputs(node)
+        reads = [value for expr in taken.values() for value in expr.reads]
+        self.gen.release(self.indent, [value for value in node.inputs if value not in taken] + reads)
 
     def _arguments(self, node: Node, plain) -> list:
         """The inputs of `node` as names or nested expressions, flushing what cannot nest."""
@@ -358,7 +381,7 @@ def _all_folded(node: Node) -> bool:
 def write_while(gen: Generator, node: Node, indent: int) -> None:
     """A ``while`` loop over the body graph; the cond graph is its condition when it is one expression."""
     cond, body = node.attrs["cond"], node.attrs["body"]
-    groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
+    groups = control_flow.split(node, gen.input_exprs(node))
     loop_vars = [gen.fresh("lv") for _ in groups.loop_vars]
     gen.line(indent, f"# While {node.name}")
     gen.assign(indent, loop_vars, list(groups.loop_vars), node)
@@ -370,14 +393,14 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
     (test,) = gen.graph_body(cond, indent + 1, loop_vars + list(groups.cond_captures), nested=True)
     if len(gen.lines) == mark:  # the test is one expression: the loop's condition
         within = f"{counter} < {limit} and " if counter else ""
-        gen.statement(indent, f"while {within}{{0}}:", [test], node)  # tagged: a Ctrl-C often lands here
+        gen.statement(indent, f"while {within}{{0}}:", [test], node, release=False)  # a Ctrl-C often lands here
     else:
         cond_lines = _cut(gen, mark)
         gen.line(indent, "while True:", node)
         if counter:
             gen.line(indent + 1, f"if {counter} >= {limit}: break", node)
         _paste(gen, cond_lines)
-        gen.statement(indent + 1, "if not {0}: break", [test], node)
+        gen.statement(indent + 1, "if not {0}: break", [test], node, release=False)
     if counter:
         gen.line(indent + 1, f"{counter} += 1")
     results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures), nested=True)
@@ -386,17 +409,23 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
         gen.names[value] = name
 
 
+write_while.nested_operands = ("loop_vars",)  # the first statement assigns their initial values
+
+
 def write_cond(gen: Generator, node: Node, indent: int) -> None:
     """An ``if``/``else`` whose branches write the same output names."""
     true_graph, false_graph = node.attrs["true_graph"], node.attrs["false_graph"]
-    groups = control_flow.split(node, [gen.names[v] for v in node.inputs])
+    groups = control_flow.split(node, gen.input_exprs(node))
     outputs = [gen.fresh() for _ in node.outputs]
-    gen.line(indent, f"if {groups.pred[0]}:", node)
+    gen.statement(indent, "if {0}:", groups.pred, node, release=False)
     _branch(gen, true_graph, indent + 1, list(groups.true_captures), outputs, node)
     gen.line(indent, "else:")
     _branch(gen, false_graph, indent + 1, list(groups.false_captures), outputs, node)
     for value, name in zip(node.outputs, outputs):
         gen.names[value] = name
+
+
+write_cond.nested_operands = ("pred",)
 
 
 def _branch(gen: Generator, graph: Graph, indent: int, captures, outputs, node) -> None:

