@@ -54,7 +54,7 @@ class Tensor:
             return self._value.dtype
         if not isinstance(self._numpy, np.ndarray | np.generic):
             return dtypes.variant  # a TensorArray's list
-        return dtypes.as_dtype(self._numpy.dtype)
+        return dtypes.from_numpy(self._numpy.dtype) or dtypes.as_dtype(self._numpy.dtype)
 
     @property
     def shape(self) -> TensorShape:
@@ -62,7 +62,7 @@ class Tensor:
             return self._value.shape
         if not isinstance(self._numpy, np.ndarray | np.generic):
             return TensorShape([])
-        return TensorShape(self._numpy.shape)
+        return TensorShape.of_ints(self._numpy.shape)
 
     def get_shape(self) -> TensorShape:
         return self.shape

@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 import autoloop as al
-from autoloop.execute import executor
+from autoloop.ops import error_state
 import bench_loops
 import bench_memory
 from harness import (check_result, command_line, environment, format_ratio, format_seconds, interleaved,
@@ -162,11 +162,11 @@ def quiet(fn):
     """`fn` under numpy's error state of generated code (int32 wraps without a warning), set the
     way `CompiledGraph` sets it, so a variant pays what the generated code pays per call."""
     def run(*args):
-        token = executor._ERROR_STATE.set(executor._IGNORE_ALL)
+        token = error_state.ignore_errors()
         try:
             return fn(*args)
         finally:
-            executor._ERROR_STATE.reset(token)
+            error_state.restore_errors(token)
     return run
 
 

@@ -20,9 +20,11 @@ from autoloop.tensor import Tensor
 
 def binary_inputs(x, y):
     """Both operands as tensors, Python values taking the other's dtype."""
-    if isinstance(x, Tensor) and not isinstance(y, Tensor):
+    if isinstance(x, Tensor):
+        if isinstance(y, Tensor):
+            return x, y
         return x, convert(y, x.dtype if _is_python(y) else None)
-    if isinstance(y, Tensor) and not isinstance(x, Tensor):
+    if isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
     return convert(x), convert(y)
 
