@@ -336,7 +336,9 @@ class _Block:
         if not _is_ufunc(kernel.fn):
             return None
         (output,) = node.outputs
-        if not output.shape.is_fully_defined() or output.dtype.size * output.shape.num_elements() < IN_PLACE_MIN_BYTES:
+        if not output.shape.is_fully_defined() or not output.shape.rank:  # a scalar is immutable
+            return None
+        if output.dtype.size * output.shape.num_elements() < IN_PLACE_MIN_BYTES:
             return None
         for position, value in enumerate(node.inputs):
             if (value.node.graph is self.graph and _allocates(value.node) and self.uses.get(value) == 1
