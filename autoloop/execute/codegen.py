@@ -53,7 +53,7 @@ import sys
 
 import numpy as np
 
-from autoloop.execute.expressions import Expr, fill, placeholders
+from autoloop.execute.expressions import Expr, Template
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ir.graph import Graph, Node, Value
@@ -86,7 +86,7 @@ class Generator:
         self.nest = NESTING and not check  # checked mode names every value, to check it
         self._counter = itertools.count()
         self._bound: dict[int, str] = {}
-        self._placeholders: dict[str, tuple[int, ...]] = {}
+        self._templates: dict[str, Template] = {}
         self._uses_left: dict[Value, int] = {}  # named values of the open blocks: reads still to write
         self._releasable: set[Value] = set()
         self._nested_inputs: dict[Value, Expr] = {}  # for the control-flow node being written
@@ -120,7 +120,7 @@ class Generator:
         that opens a block, ``if ...:``, passes ``release=False``: the
         block releases them after the whole statement).
         """
-        expr = fill(template, list(args))
+        expr = self.template(template).fill(list(args))
         self.line(indent, expr.text, node, expr.spans)
         if release:
             self.release(indent, [value for arg in args if isinstance(arg, Expr) for value in arg.reads])
@@ -159,11 +159,12 @@ class Generator:
             self.names[value] = name
         return _Block(self, graph, indent, nested).write()
 
-    # -- templates -----------------------------------------------------------
-    def nestable_placeholders(self, template: str) -> tuple[int, ...]:
-        if template not in self._placeholders:
-            self._placeholders[template] = placeholders(template)
-        return self._placeholders[template]
+    def template(self, text: str) -> Template:
+        """`text` as a `Template`, split once per generator."""
+        template = self._templates.get(text)
+        if template is None:
+            template = self._templates[text] = Template(text)
+        return template
 
 
 class _Block:
@@ -180,20 +181,21 @@ class _Block:
     def __init__(self, gen: Generator, graph: Graph, indent: int, nested: bool):
         self.gen, self.graph, self.indent, self.nested = gen, graph, indent, nested
         self.nodes = [n for n in graph.live_nodes(is_leaf=_all_folded) if n.op != "Placeholder"]
+        self.constants = {n for n in self.nodes if n.op == "Const" or _all_folded(n)}
         self.uses: dict[Value, int] = {}
         for node in self.nodes:
-            if node.op != "Const" and not _all_folded(node):
+            if node not in self.constants:
                 for value in node.inputs:
                     self.uses[value] = self.uses.get(value, 0) + 1
         self.outputs = set(graph.outputs)
         for value in graph.outputs:
             self.uses[value] = self.uses.get(value, 0) + 1
-        self.pending: list[tuple[Value, Expr]] = []
+        self.pending: dict[Value, Expr] = {}  # a stack, bottom first
 
     def write(self) -> list:
         for node in self.nodes:
             op = control_flow.lookup(node.op)
-            if node.op == "Const" or _all_folded(node):
+            if node in self.constants:
                 self._constant(node)
             elif op is not None:
                 self._control_flow(node, op)
@@ -206,7 +208,7 @@ class _Block:
         if not self.nested:
             self._flush(len(self.pending))
             return [self.gen.names[v] for v in self.graph.outputs]
-        nested = self._take([v for v in self.graph.outputs if self._is_pending(v)])
+        nested = self._take([v for v in self.graph.outputs if v in self.pending])
         self._flush(len(self.pending))
         return [nested.get(v) or self.gen.names[v] for v in self.graph.outputs]
 
@@ -228,17 +230,18 @@ class _Block:
             fields = [f"{{{i}}}" for i in range(len(node.inputs))]
             if in_place is not None:
                 fields.append(f"out={{{in_place}}}")
-            template = f"{gen.bind(call, 'k')}({', '.join(fields)})"
+            template = gen.template(f"{gen.bind(call, 'k')}({', '.join(fields)})")
             plain = [i for i in range(len(node.inputs)) if i != in_place]
         else:
-            plain = gen.nestable_placeholders(template)
+            template = gen.template(template)
+            plain = template.nestable()
         args = self._arguments(node, plain)
         reads = [value for value, arg in zip(node.inputs, args) if not isinstance(arg, Expr)]
         reads += [value for arg in args if isinstance(arg, Expr) for value in arg.reads]
-        expr = fill(template, args, node, reads)
+        expr = template.fill(args, node, reads)
         (output,) = node.outputs if len(node.outputs) == 1 and not node.tuple_result else (None,)
         if output is not None and self._nestable(node, output):
-            self.pending.append((output, expr))
+            self.pending[output] = expr
             return
         self._flush(len(self.pending))
         targets = [gen.fresh() for _ in node.outputs]
@@ -255,8 +258,8 @@ class _Block:
         writer = op.kernel_for("numpy")
         groups = control_flow.operands(node)
         first = [value for group in getattr(writer, "nested_operands", ()) for value in groups[group]]
-        wanted = [value for value in first if self._is_pending(value)]
-        others = [value for value in node.inputs if self._is_pending(value) and value not in wanted]
+        wanted = [value for value in first if value in self.pending]
+        others = [value for value in node.inputs if value in self.pending and value not in wanted]
         taken = self._take(wanted, others)
         self._flush(len(self.pending))  # earlier than anything the node's statements evaluate
         self.gen._nested_inputs = dict(taken)
@@ -268,9 +271,11 @@ class _Block:
 
     def _arguments(self, node: Node, plain) -> list:
         """The inputs of `node` as names or nested expressions, flushing what cannot nest."""
-        order = [i for i in plain if self._is_pending(node.inputs[i])]
+        if not self.pending:
+            return [self.gen.names[value] for value in node.inputs]
+        order = [i for i in plain if node.inputs[i] in self.pending]
         wanted = [node.inputs[i] for i in order]
-        others = [v for i, v in enumerate(node.inputs) if i not in order and self._is_pending(v)]
+        others = [v for i, v in enumerate(node.inputs) if i not in order and v in self.pending]
         nested = self._take(wanted, others)
         return [nested.get(value) or self.gen.names[value] for value in node.inputs]
 
@@ -281,24 +286,25 @@ class _Block:
         caller needs by name (`others`, the rest of `wanted`) is flushed
         with what lies below it, so graph order holds.
         """
-        count, end = 0, len(wanted)
-        for value, _ in reversed(self.pending):
+        taken, end = {}, len(wanted)
+        for value in reversed(self.pending):
             position = next((i for i in range(end - 1, -1, -1) if wanted[i] is value), None)
             if position is None:
                 break
-            count, end = count + 1, position
-        split = len(self.pending) - count
-        taken = dict(self.pending[split:])
-        del self.pending[split:]
-        must_name = [v for v in list(wanted) + list(others) if v not in taken]
-        positions = [i for i, (value, _) in enumerate(self.pending) if value in must_name]
+            taken[value], end = self.pending[value], position
+        for value in taken:
+            del self.pending[value]
+        must_name = {v for v in list(wanted) + list(others) if v not in taken}
+        positions = [i for i, value in enumerate(self.pending) if value in must_name]
         if positions:
             self._flush(max(positions) + 1)
         return taken
 
     def _flush(self, count: int) -> None:
         """Write the bottom `count` pending values as statements, in order."""
-        flushed, self.pending = self.pending[:count], self.pending[count:]
+        flushed = list(self.pending.items())[:count]
+        for value, _ in flushed:
+            del self.pending[value]
         for value, expr in flushed:
             name = self.gen.fresh()
             self.gen.statement(self.indent, f"{name} = {{0}}", [expr], value.node)
@@ -314,9 +320,6 @@ class _Block:
     def _named_outputs(self, node: Node) -> None:
         for value in node.outputs:
             self._name(value, self.gen.names[value])
-
-    def _is_pending(self, value: Value) -> bool:
-        return any(v is value for v, _ in self.pending)
 
     def _nestable(self, node: Node, value: Value) -> bool:
         """Whether `value` may wait to be written inside its only user's expression."""

@@ -24,6 +24,7 @@ things make that safe, and this module provides both:
 from __future__ import annotations
 
 import ast
+import re
 import string
 from typing import NamedTuple
 
@@ -46,8 +47,41 @@ class Expr(NamedTuple):
         return self.text
 
 
-def text_of(arg) -> str:
-    return arg.text if isinstance(arg, Expr) else arg
+class Template:
+    """A template split once into literal text and fields, for filling many times."""
+
+    __slots__ = ("text", "parts", "_nestable")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.parts = [(literal, None if field is None else int(field))
+                      for literal, field, _, _ in _FORMATTER.parse(text)]
+        self._nestable = None
+
+    def nestable(self) -> tuple[int, ...]:
+        """`placeholders(self.text)`, worked out once."""
+        if self._nestable is None:
+            self._nestable = placeholders(self.text)
+        return self._nestable
+
+    def fill(self, args, node=None, reads=()) -> Expr:
+        """The text with `args` (names or Exprs) in its fields; see `fill`."""
+        pieces, spans, position = [], [], 0
+        for literal, field in self.parts:
+            pieces.append(literal)
+            position += len(literal)
+            if field is None:
+                continue
+            arg = args[field]
+            if isinstance(arg, Expr):
+                spans.extend((start + position, end + position, inner) for start, end, inner in arg.spans)
+                arg = arg.text
+            pieces.append(arg)
+            position += len(arg)
+        text = "".join(pieces)
+        if node is not None:
+            spans.append((0, len(text), node))
+        return Expr(text, tuple(spans), tuple(reads))
 
 
 def fill(template: str, args, node=None, reads=()) -> Expr:
@@ -56,22 +90,7 @@ def fill(template: str, args, node=None, reads=()) -> Expr:
     The spans of Expr arguments move to where they land; `node`, when
     given, spans the whole text (it is the op `template` writes).
     """
-    parts, spans, position = [], [], 0
-    for literal, field, _, _ in _FORMATTER.parse(template):
-        parts.append(literal)
-        position += len(literal)
-        if field is None:
-            continue
-        arg = args[int(field)]
-        text = text_of(arg)
-        if isinstance(arg, Expr):
-            spans.extend((start + position, end + position, inner) for start, end, inner in arg.spans)
-        parts.append(text)
-        position += len(text)
-    text = "".join(parts)
-    if node is not None:
-        spans.append((0, len(text), node))
-    return Expr(text, tuple(spans), tuple(reads))
+    return Template(template).fill(args, node, reads)
 
 
 def locate(spans, start: int, end: int):
@@ -98,12 +117,21 @@ def placeholders(template: str) -> tuple[int, ...]:
     """
     fields = [int(field) for _, field, _, _ in _FORMATTER.parse(template) if field is not None]
     counts = {field: fields.count(field) for field in fields}
+    if not _MAY_REORDER.search(template) and len(_COMPARISON.findall(template)) < 2:
+        # Python evaluates such a template left to right, each part once: no need to parse it
+        # (parsing every template would make compiling a graph several times slower).
+        return tuple(field for field in dict.fromkeys(fields) if counts[field] == 1)
     names = {field: f"_placeholder_{field}_" for field in counts}
     source = template.format(*[names.get(i, "None") for i in range(max(counts, default=-1) + 1)])
     order: list[int] = []
     fields_by_name = {name: field for field, name in names.items()}
     _Evaluation(order, fields_by_name).visit(ast.parse(source, mode="eval").body)
     return tuple(field for field in order if counts[field] == 1)
+
+
+# What can make Python skip or postpone a part of an expression, or evaluate it out of text order.
+_MAY_REORDER = re.compile(r"\b(if|else|and|or|lambda|for|async|await|yield)\b|:=|\{\{|\}\}")
+_COMPARISON = re.compile(r"<=|>=|==|!=|<|>|\b(?:in|is)\b")  # two of them may chain (a < b < c)
 
 
 class _Evaluation:
