@@ -40,29 +40,38 @@ class CompiledGraph:
         # Registered so tracebacks and debuggers can show the generated code.
         linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
         exec(compile(self.source, self.filename, "exec"), namespace)
-        self._run = namespace["run"]
+        self.generated = namespace["run"]  # the generated function itself: no error state, no error mapping
 
     def __call__(self, *inputs):
+        return self.run(*inputs)
+
+    def run(self, *inputs):
+        """``compiled(*inputs)``: the outputs as a tuple. A method call costs less than an instance call
+        (80 ns of a 1.5 µs `autoloop.function` call), so callers on a hot path call this."""
         token = ignore_errors()
         try:
-            return self._run(*inputs)
+            return self.generated(*inputs)
         except Exception as error:
-            self._reraise(error)
+            self.reraise(error)
         except KeyboardInterrupt as interrupt:
-            # Ctrl-C in a long graph loop: remember the user's line of the op that was running
-            # (the innermost graph's, when graphs nest), for whoever reports the interruption.
-            if getattr(interrupt, "autoloop_location", None) is None:
-                node = self._failing_node(interrupt.__traceback__)
-                interrupt.autoloop_location = node.location if node is not None else None
+            self.locate_interrupt(interrupt)
             raise
         finally:
             restore_errors(token)
 
-    def _reraise(self, error: Exception):
+    def reraise(self, error: Exception):
+        """Raise what `error`, raised by the generated code, becomes: the failing node's error."""
         node = self._failing_node(error.__traceback__)
         if node is None:
             raise error
         raise_for_node(node, error)
+
+    def locate_interrupt(self, interrupt: KeyboardInterrupt) -> None:
+        """Ctrl-C in a long graph loop: remember the user's line of the op that was running (the
+        innermost graph's, when graphs nest) as ``autoloop_location``, for whoever reports it."""
+        if getattr(interrupt, "autoloop_location", None) is None:
+            node = self._failing_node(interrupt.__traceback__)
+            interrupt.autoloop_location = node.location if node is not None else None
 
     def _failing_node(self, traceback):
         """The node of the innermost frame of the generated code: its line's, or on a line holding
