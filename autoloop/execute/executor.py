@@ -42,22 +42,34 @@ class CompiledGraph:
         exec(compile(self.source, self.filename, "exec"), namespace)
         self.generated = namespace["run"]  # the generated function itself: no error state, no error mapping
 
-    def __call__(self, *inputs):
-        return self.run(*inputs)
+        self._run = self.runner()
 
-    def run(self, *inputs):
-        """``compiled(*inputs)``: the outputs as a tuple. A method call costs less than an instance call
-        (80 ns of a 1.5 µs `autoloop.function` call), so callers on a hot path call this."""
-        token = ignore_errors()
-        try:
-            return self.generated(*inputs)
-        except Exception as error:
-            self.reraise(error)
-        except KeyboardInterrupt as interrupt:
-            self.locate_interrupt(interrupt)
-            raise
-        finally:
-            restore_errors(token)
+    def __call__(self, *inputs):
+        return self._run(inputs)
+
+    def runner(self, finish=None):
+        """``run(inputs)``: the graph on a sequence of inputs, its tuple of outputs given to `finish`.
+
+        numpy's errors are ignored while it runs, and a failure is mapped to
+        its node (`reraise`, `locate_interrupt`). For callers on a hot path
+        (`autoloop.function` packs its result tensor in `finish`): each
+        Python call saved is 0.06 µs of a 1.3 µs call.
+        """
+        generated = self.generated
+
+        def run(inputs):
+            token = ignore_errors()
+            try:
+                outputs = generated(*inputs)
+            except Exception as error:
+                self.reraise(error)
+            except KeyboardInterrupt as interrupt:
+                self.locate_interrupt(interrupt)
+                raise
+            finally:
+                restore_errors(token)
+            return outputs if finish is None else finish(outputs)
+        return run
 
     def reraise(self, error: Exception):
         """Raise what `error`, raised by the generated code, becomes: the failing node's error."""
