@@ -90,6 +90,7 @@ class Generator:
         self._uses_left: dict[Value, int] = {}  # named values of the open blocks: reads still to write
         self._releasable: set[Value] = set()
         self._nested_inputs: dict[Value, Expr] = {}  # for the control-flow node being written
+        self._output_names: dict[Value, str] = {}  # likewise
 
     # -- naming ------------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:
@@ -130,10 +131,12 @@ class Generator:
         return [self._nested_inputs.pop(value, None) or self.names[value] for value in node.inputs]
 
     def assign(self, indent: int, targets: list[str], sources, node=None) -> None:
-        """``a, b = x, y`` (or ``a = x`` for one name: a trailing comma would make a tuple)."""
-        if targets:
-            fields = ", ".join(f"{{{i}}}" for i in range(len(sources)))
-            self.statement(indent, f"{', '.join(targets)} = {fields}", sources, node)
+        """``a, b = x, y`` (or ``a = x`` for one name: a trailing comma would make a tuple); ``a = a`` is left out."""
+        pairs = [(target, source) for target, source in zip(targets, sources) if target != source]
+        if pairs:
+            fields = ", ".join(f"{{{i}}}" for i in range(len(pairs)))
+            self.statement(indent, f"{', '.join(target for target, _ in pairs)} = {fields}",
+                           [source for _, source in pairs], node)
 
     def release(self, indent: int, reads) -> None:
         """Count `reads` as written; ``del`` each named array whose last read that was."""
@@ -148,16 +151,24 @@ class Generator:
         if dead:
             self.line(indent, f"del {', '.join(dead)}")
 
-    def graph_body(self, graph: Graph, indent: int, input_names, nested: bool = False) -> list:
+    def graph_body(self, graph: Graph, indent: int, input_names, nested: bool = False, into=None) -> list:
         """Write `graph`'s nodes; return its outputs: names, or with `nested` also `Expr`s.
 
         With `nested`, an output may be an expression still to evaluate: the
         caller writes all outputs in its very next statement, in order
         (``lv1, lv2 = (lv1 + c6), v5``), through `statement` or `assign`.
+        `into` names, per output, where the caller will store it (a loop's
+        variables, which are also the graph's first inputs): an output is
+        bound to that name at once where nothing reads the input of that
+        name afterwards (``lv2 = (lv2 + (lv1 * lv1))``), and returned as it.
         """
         for value, name in zip(graph.inputs, input_names):
             self.names[value] = name
-        return _Block(self, graph, indent, nested).write()
+        return _Block(self, graph, indent, nested, into).write()
+
+    def output_name(self, value: Value) -> str:
+        """The name a control-flow writer binds its output `value` to: fresh, or the one its block chose."""
+        return self._output_names.pop(value, None) or self.fresh()
 
     def template(self, text: str) -> Template:
         """`text` as a `Template`, split once per generator."""
@@ -178,7 +189,7 @@ class _Block:
     evaluates its ops in graph order after every earlier statement's.
     """
 
-    def __init__(self, gen: Generator, graph: Graph, indent: int, nested: bool):
+    def __init__(self, gen: Generator, graph: Graph, indent: int, nested: bool, into=None):
         self.gen, self.graph, self.indent, self.nested = gen, graph, indent, nested
         self.nodes = [n for n in graph.live_nodes(is_leaf=_all_folded) if n.op != "Placeholder"]
         self.constants = {n for n in self.nodes if n.op == "Const" or _all_folded(n)}
@@ -191,6 +202,7 @@ class _Block:
         for value in graph.outputs:
             self.uses[value] = self.uses.get(value, 0) + 1
         self.pending: dict[Value, Expr] = {}  # a stack, bottom first
+        self.into = self._direct_outputs(into) if into is not None and gen.nest else {}
 
     def write(self) -> list:
         for node in self.nodes:
@@ -244,7 +256,7 @@ class _Block:
             self.pending[output] = expr
             return
         self._flush(len(self.pending))
-        targets = [gen.fresh() for _ in node.outputs]
+        targets = [self.into.get(value) or gen.fresh() for value in node.outputs]
         if not targets:
             gen.statement(self.indent, "{0}", [expr], node)
         elif node.tuple_result:
@@ -263,8 +275,9 @@ class _Block:
         taken = self._take(wanted, others)
         self._flush(len(self.pending))  # earlier than anything the node's statements evaluate
         self.gen._nested_inputs = dict(taken)
+        self.gen._output_names = {value: self.into[value] for value in node.outputs if value in self.into}
         writer(self.gen, node, self.indent)
-        self.gen._nested_inputs = {}
+        self.gen._nested_inputs, self.gen._output_names = {}, {}
         self._named_outputs(node)
         reads = [value for expr in taken.values() for value in expr.reads]
         self.gen.release(self.indent, [value for value in node.inputs if value not in taken] + reads)
@@ -306,7 +319,7 @@ class _Block:
         for value, _ in flushed:
             del self.pending[value]
         for value, expr in flushed:
-            name = self.gen.fresh()
+            name = self.into.get(value) or self.gen.fresh()
             self.gen.statement(self.indent, f"{name} = {{0}}", [expr], value.node)
             self._name(value, name)
 
@@ -323,9 +336,35 @@ class _Block:
 
     def _nestable(self, node: Node, value: Value) -> bool:
         """Whether `value` may wait to be written inside its only user's expression."""
-        if not self.gen.nest or self.uses.get(value) != 1 or has_effects(node):
+        if not self.gen.nest or self.uses.get(value) != 1 or has_effects(node) or value in self.into:
             return False
         return self.nested or value not in self.outputs  # the function's own results stay named
+
+    def _direct_outputs(self, into) -> dict[Value, str]:
+        """The outputs that may be bound to their `into` name at once: the value of the graph input of
+        that name is read by nothing after the node that computes the output (see `graph_body`).
+
+        Everything before that node in graph order has run when its
+        statement runs (pending values are flushed before a statement), and
+        only nodes after it run later.
+        """
+        position = {node: index for index, node in enumerate(self.nodes)}
+        last_read: dict[Value, int] = {}
+        for node in self.nodes:
+            if node not in self.constants:
+                for value in node.inputs:
+                    last_read[value] = position[node]
+        direct = {}
+        for value, name, parameter in zip(self.graph.outputs, into, self.graph.inputs):
+            node = value.node
+            if node not in position or node in self.constants or self.graph.outputs.count(value) != 1:
+                continue
+            if control_flow.lookup(node.op) is not None and node.op != "Cond":
+                continue  # a loop's own variables must stay apart from the enclosing loop's
+            if parameter in self.outputs or last_read.get(parameter, -1) > position[node]:
+                continue
+            direct[value] = name
+        return direct
 
     # -- in place ------------------------------------------------------------
     def _in_place_input(self, node: Node, kernel, attrs) -> int | None:
@@ -408,7 +447,7 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
         gen.statement(indent + 1, "if not {0}: break", [test], node, release=False)
     if counter:
         gen.line(indent + 1, f"{counter} += 1")
-    results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures), nested=True)
+    results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures), nested=True, into=loop_vars)
     gen.assign(indent + 1, loop_vars, results, node)
     for value, name in zip(node.outputs, loop_vars):
         gen.names[value] = name
@@ -421,7 +460,7 @@ def write_cond(gen: Generator, node: Node, indent: int) -> None:
     """An ``if``/``else`` whose branches write the same output names."""
     true_graph, false_graph = node.attrs["true_graph"], node.attrs["false_graph"]
     groups = control_flow.split(node, gen.input_exprs(node))
-    outputs = [gen.fresh() for _ in node.outputs]
+    outputs = [gen.output_name(value) for value in node.outputs]
     gen.statement(indent, "if {0}:", groups.pred, node, release=False)
     _branch(gen, true_graph, indent + 1, list(groups.true_captures), outputs, node)
     gen.line(indent, "else:")

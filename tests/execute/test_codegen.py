@@ -106,8 +106,8 @@ def test_sum_square_reads_like_the_loop_by_hand():
     compiled = CompiledGraph(graph)
     (loop,) = [node for node in ast.walk(ast.parse(compiled.source)) if isinstance(node, ast.While)]
     assert re.fullmatch(r"lv\d+ < p0", ast.unparse(loop.test)), compiled.source  # the test is the condition
-    # i * i nested into its only use
-    assert any(re.fullmatch(r"v\d+ = \(lv\d+ \+ \((lv\d+) \* \1\)\)", line) for line in lines_of(compiled.source))
+    # i * i nested into its only use, and the sum bound to the loop variable at once
+    assert any(re.fullmatch(r"(lv\d+) = \(\1 \+ \((lv\d+) \* \2\)\)", line) for line in lines_of(compiled.source))
     assert_equivalent(graph, [np.int32(10)], [np.int32(0)], [np.int32(-3)])
 
 
@@ -118,6 +118,28 @@ def test_collatz_tests_its_branch_in_the_if_line():
     assert any(re.match(r"if \(\(lv\d+ % c\d+\) == c\d+\):", line) for line in lines_of(compiled.source)), \
         compiled.source
     assert_equivalent(graph, [np.int32(27)], [np.int32(1)], [np.int32(6)])
+
+
+LOOP_UPDATES = {
+    "swap": lambda a, b: al.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, b, a), [0, a, b]),
+    "read after update": lambda a, b: al.while_loop(
+        lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2 + b, a - i), [0, a, b]),
+    "one value twice": lambda a, b: al.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a + b, a + b),
+                                                 [0, a, b]),
+    "cond reading the old value": lambda a, b: al.while_loop(
+        lambda i, a, b: i < 4,
+        lambda i, a, b: (i + 1, al.cond(a > b, lambda: a - b, lambda: a + i), a), [0, a, b]),
+    "nested loop": lambda a, b: al.while_loop(
+        lambda i, a, b: i < 2,
+        lambda i, a, b: (i + 1, al.while_loop(lambda j, c: j < i + 2, lambda j, c: (j + 1, c + a), [0, a])[1], a),
+        [0, a, b]),
+    "unchanged": lambda a, b: al.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a, b + a), [0, a, b]),
+}
+
+
+@pytest.mark.parametrize("fn", list(LOOP_UPDATES.values()), ids=list(LOOP_UPDATES))
+def test_loop_variables_bound_at_once_keep_their_old_value_for_later_readers(fn):
+    assert_equivalent(graph_of(fn, 5, -2), [np.int32(5), np.int32(-2)], [np.int32(-1), np.int32(4)])
 
 
 def test_constants_are_locals_of_the_generated_function():
