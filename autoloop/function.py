@@ -155,7 +155,7 @@ class Function:
         self._signature = _signature_of(python_function)
         self._converted = None
         self._traces: dict = {}
-        self._fast_runs: dict = {}  # `_fast_key` of the positional tensors -> its trace's run_flat
+        self._fast_runs: dict = {}  # the short path's key of the positional tensors -> its trace's run_flat
         self._trace_lock = threading.RLock()  # re-entrant: a trace may ask for another concrete function
         self._tracing_count = 0
         self._tracing_calls_in_a_row = 0
@@ -185,15 +185,36 @@ class Function:
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
             return self._target(*args, **kwargs)  # called while tracing: inline
-        fast_key = _fast_key(args) if self._fast_path and not kwargs else None
-        if fast_key is not None:
-            run_flat = self._fast_runs.get(fast_key)
-            if run_flat is not None:
-                self._tracing_calls_in_a_row = 0
-                return run_flat([arg._numpy for arg in args])
+        fast_key = None
+        if self._fast_path and not kwargs:
+            # The short path of a call whose arguments are eager tensors over ndarrays or numpy scalars
+            # (the common call), written out here: a helper function would cost 0.2 µs of 1.1 µs. Its
+            # key is (dtype, shape) per array and the scalar's type (its dtype; shape ()) per scalar.
+            # Sound because defaults never change: the same tensors' dtypes and shapes select the trace
+            # that the full key selects (the first call with a key looks it up, and raises for what
+            # it cannot take).
+            key, arrays = [], []
+            for arg in args:
+                if type(arg) is not Tensor:
+                    break
+                value = arg._numpy
+                kind = type(value)
+                if kind is np.ndarray:
+                    key.append((value.dtype, value.shape))
+                elif kind in _SCALAR_TYPES:
+                    key.append(kind)
+                else:  # a symbolic tensor (no value), a TensorArray's list, an ndarray subclass
+                    break
+                arrays.append(value)
+            else:
+                fast_key = tuple(key)
+                run_flat = self._fast_runs.get(fast_key)
+                if run_flat is not None:
+                    self._tracing_calls_in_a_row = 0
+                    return run_flat(arrays)
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
         if fast_key is not None:
-            self._fast_runs[fast_key] = concrete.run_flat  # bound once: 30 ns a call
+            self._fast_runs[fast_key] = concrete.run_flat
         return concrete.run_flat(arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -380,31 +401,7 @@ def _one_tensor(outputs) -> Tensor:
     return Tensor(value)
 
 
-_SCALAR_TYPES = frozenset(dtype.as_numpy_dtype for dtype in dtypes.SUPPORTED)
-
-
-def _fast_key(args):
-    """A trace key when every argument is an eager tensor over an ndarray or a numpy scalar (the
-    common call), else None: ``(dtype, shape)`` per array, the scalar's type (its dtype; its shape
-    is ``()``) per scalar.
-
-    Sound because defaults never change: the same tensors' dtypes and shapes
-    select the same trace that the full key would (which the first call with
-    a key looks up, and which raises for what it cannot take).
-    """
-    key = []
-    for arg in args:
-        if type(arg) is not Tensor:
-            return None
-        value = arg._numpy
-        kind = type(value)
-        if kind is np.ndarray:
-            key.append((value.dtype, value.shape))
-        elif kind in _SCALAR_TYPES:
-            key.append(kind)
-        else:  # a symbolic tensor (no value), a TensorArray's list, an ndarray subclass
-            return None
-    return tuple(key)
+_SCALAR_TYPES = frozenset(dtype.as_numpy_dtype for dtype in dtypes.SUPPORTED)  # numpy scalar types, keyed alone
 
 
 def _is_input(leaf) -> bool:
