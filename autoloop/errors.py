@@ -16,6 +16,10 @@ class InvalidArgumentError(AutoloopError, ValueError):
     """An op was given values it cannot work on, found while running a graph."""
 
 
+class DivisionByZeroError(InvalidArgumentError, ZeroDivisionError):
+    """Integer ``//`` or ``%`` by zero: Python's ZeroDivisionError, TensorFlow's InvalidArgumentError."""
+
+
 class LoopVariableTypeError(AutoloopError, TypeError):
     """A loop variable or branch output changed dtype or nested structure."""
 

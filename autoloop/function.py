@@ -37,6 +37,7 @@ from autoloop.execute import CompiledGraph
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import graph_value, verify
+from autoloop.runtime import trace as staging_trace
 from autoloop.runtime.lists import TensorList
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor, eager, to_numpy_value
@@ -70,9 +71,10 @@ class TensorSpec:
 class ConcreteFunction:
     """One trace: `graph` with `inputs`/`outputs`, compiled and callable."""
 
-    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs):
+    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs, decisions=()):
         self.graph = graph
         self.input_specs = input_specs
+        self.decisions = decisions  # for each loop and branch traced: staged or Python, and why
         self._structured_outputs = structured_outputs
         self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
         self._compiled = None
@@ -286,7 +288,7 @@ class Function:
     def _trace(self, arguments, specs) -> ConcreteFunction:
         graph = Graph(_name_of(self.python_function))
         spec_iter = iter(specs)
-        with context.building(graph):
+        with context.building(graph), staging_trace.tracing(graph) as trace:
             def placeholder(leaf):
                 if not _is_input(leaf):
                     return leaf
@@ -309,7 +311,7 @@ class Function:
         graph.outputs = outputs
         rewrite.remove_dead_nodes(graph)
         verify(graph)
-        return ConcreteFunction(graph, result, output_leaves, specs)
+        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions)
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"

@@ -142,15 +142,15 @@ def dump(arguments) -> int:
 
 def run(arguments) -> int:
     from autoloop.compiler.api import to_graph
-    from autoloop.runtime import explain
     function = _as_function(targets.load(arguments.target))
     values = _call_arguments(function, _json_arguments(arguments.args))
     started = time.perf_counter()
     if function.autograph:
         to_graph(function)  # conversion is cached: tracing below reuses it
     converted = time.perf_counter()
-    with explain.recording() as decisions:
-        function.get_concrete_function(*values).compiled  # noqa: B018 - traced and compiled now
+    concrete = function.get_concrete_function(*values)
+    concrete.compiled  # noqa: B018 - traced and compiled now
+    decisions = concrete.decisions
     traced = time.perf_counter()
     result = function(*values)
     finished = time.perf_counter()

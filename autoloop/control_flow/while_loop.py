@@ -95,15 +95,16 @@ def _call_body(body, before: LoopVars, args):
     """The body's result, with a bare value accepted for a single loop variable."""
     result = body(*args)
     structure = before.structure
-    single = isinstance(structure, list | tuple) and len(structure) == 1 and not nest.is_namedtuple(structure)
+    single = isinstance(structure, list | tuple) and len(structure) == 1
     if single and not (isinstance(result, list | tuple) and len(result) == 1):
-        result = type(structure)([result])
+        result = type(structure)(result) if nest.is_namedtuple(structure) else type(structure)([result])
     return result
 
 
 def _arguments(structure):
-    """How loop values are passed to cond and body: one argument per entry."""
-    if isinstance(structure, dict) or not isinstance(structure, list | tuple) or nest.is_namedtuple(structure):
+    """How loop values are passed to cond and body: one argument per entry, as in TensorFlow
+    (a namedtuple's fields too: ``cond(step, value)`` for ``State(step, value)``)."""
+    if isinstance(structure, dict) or not isinstance(structure, list | tuple):
         return (structure,)
     return tuple(structure)
 

@@ -411,7 +411,10 @@ def _template(kernel, node: Node, attrs) -> str | None:
             scalar = scalar(attrs, types)
         if scalar is not None:
             return scalar
-    return kernel.expr(attrs, types) if callable(kernel.expr) else kernel.expr
+    template = kernel.expr(attrs) if callable(kernel.expr) else kernel.expr
+    if template is not None and "{*}" in template:  # every input, comma-separated
+        template = template.replace("{*}", ", ".join(f"{{{i}}}" for i in range(len(node.inputs))))
+    return template
 
 
 def _all_folded(node: Node) -> bool:

@@ -49,6 +49,8 @@ def _apply_eagerly(opdef, inputs, attrs):
     token = ignore_errors()
     try:
         result = opdef.kernel(*[spec.value for spec in specs], **attrs)
+    except InvalidArgumentError as error:  # the kernel's own words, and the user's line
+        raise type(error)(f"{error} (at {format_location(user_location())})") from None
     except AutoloopError:
         raise
     except (AssertionError, UnboundLocalError):

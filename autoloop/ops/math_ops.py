@@ -11,22 +11,50 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.errors import DivisionByZeroError
 from autoloop.ops import infer
-from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 
 def binary_inputs(x, y):
-    """Both operands as tensors, Python values taking the other's dtype."""
+    """Both operands as tensors, Python values taking the other's dtype.
+
+    A *weak* tensor (a Python number that graph control flow made a tensor)
+    acts like that number: it takes the other operand's dtype; two weak ones
+    meet at the wider kind (an int and a float give a float).
+    """
     if isinstance(x, Tensor):
-        if isinstance(y, Tensor):
-            return x, y
-        return x, convert(y, x.dtype if _is_python(y) else None)
-    if isinstance(y, Tensor):
+        if not isinstance(y, Tensor):
+            return x, convert(y, x.dtype if _is_python(y) else None)
+    elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    return convert(x), convert(y)
+    else:
+        x, y = convert(x), convert(y)
+    if (x._weak or y._weak) and x.dtype is not y.dtype:
+        return _promote_weak(x, y)
+    return x, y
+
+
+def _promote_weak(x, y):
+    if x._weak and y._weak:
+        target = max((x.dtype, y.dtype), key=_KIND_ORDER.index)
+    else:
+        target = y.dtype if x._weak else x.dtype
+        weak = x if x._weak else y
+        if weak.dtype.is_floating and target.is_integer:
+            return x, y  # a float does not fit an int tensor: the op reports the two dtypes
+    return tuple(cast(v, target) if v.dtype is not target else v for v in (x, y))
+
+
+_KIND_ORDER = [dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
+
+
+def is_weak(value) -> bool:
+    """A Python number, or a tensor that stands for one (see `binary_inputs`)."""
+    return _is_python(value) and not isinstance(value, list | tuple) or isinstance(value, Tensor) and value._weak
 
 
 def _is_python(value) -> bool:
@@ -60,8 +88,22 @@ _NOT_SCALAR = "(np.False_ if {0} else np.True_)"  # `~` and np.logical_not on a 
 _register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})")
 _register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})")
 _register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})")
-_register_elementwise("FloorDiv", np.floor_divide, infer.NUMERIC, "({0} // {1})")
-_register_elementwise("FloorMod", np.mod, infer.NUMERIC, "({0} % {1})")
+
+
+def _integer_division(name, kernel, symbol):
+    """``//`` or ``%``: by zero, an integer ``integer`` division raises (a float one gives inf/nan)."""
+    def checked(x, y, integer=False):
+        if integer and not np.all(y):
+            raise DivisionByZeroError(f"{name}: integer division by zero (x {symbol} 0)")
+        return kernel(x, y)
+
+    def expr(attrs):
+        return None if attrs.get("integer") else f"({{0}} {symbol} {{1}})"
+    register(OpDef(name, kernel=checked, infer=infer.elementwise(infer.NUMERIC)(name), expr=expr))
+
+
+_integer_division("FloorDiv", np.floor_divide, "//")
+_integer_division("FloorMod", np.mod, "%")
 # On float scalars, numpy's `**` is C pow while np.power takes sqrt for an exponent of 0.5:
 # (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan.
 _register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})",
@@ -172,10 +214,13 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 
 
 # -- public functions ----------------------------------------------------------
-def _binary_fn(op_name, public_name):
+def _binary_fn(op_name, public_name, attrs=lambda x, y: None):
     def fn(x, y, name=None):
+        weak = is_weak(x) and is_weak(y) and (isinstance(x, Tensor) or isinstance(y, Tensor))
         x, y = binary_inputs(x, y)
-        return apply(op_name, [x, y], name=name)
+        result = apply(op_name, [x, y], attrs(x, y), name=name)
+        result._weak = weak
+        return result
     fn.__name__ = public_name
     fn.__doc__ = f"Element-wise {public_name} of two tensors of one dtype (numpy broadcasting)."
     return fn
@@ -183,7 +228,9 @@ def _binary_fn(op_name, public_name):
 
 def _unary_fn(op_name, public_name):
     def fn(x, name=None):
-        return apply(op_name, [convert(x)], name=name)
+        result = apply(op_name, [convert(x)], name=name)
+        result._weak = isinstance(x, Tensor) and x._weak
+        return result
     fn.__name__ = public_name
     fn.__doc__ = f"Element-wise {public_name}."
     return fn
@@ -193,8 +240,16 @@ add = _binary_fn("Add", "add")
 subtract = _binary_fn("Sub", "subtract")
 multiply = _binary_fn("Mul", "multiply")
 divide = _binary_fn("RealDiv", "divide")
-floordiv = _binary_fn("FloorDiv", "floordiv")
-mod = _binary_fn("FloorMod", "mod")
+def _integer_attrs(x, y):
+    """Integer division checks its divisor for zeros, unless tracing proved it has none (``n // 2``)."""
+    if not x.dtype.is_integer:
+        return None
+    divisor = constant_value(y)
+    return None if divisor is not None and np.all(divisor) else {"integer": True}
+
+
+floordiv = _binary_fn("FloorDiv", "floordiv", _integer_attrs)  # integer // 0 raises DivisionByZeroError
+mod = _binary_fn("FloorMod", "mod", _integer_attrs)  # the sign of y, as in Python; integer % 0 raises
 pow = _binary_fn("Pow", "pow")
 maximum = _binary_fn("Maximum", "maximum")
 minimum = _binary_fn("Minimum", "minimum")

@@ -47,7 +47,7 @@ def _accumulate_kernel(op_name, reduce):
 
 def _method_expr(method, with_dtype):
     """``x.sum(...)``-style expression; None (call the kernel) for axes that need normalizing."""
-    def expr(attrs, input_dtypes):
+    def expr(attrs):
         axis = attrs["axis"]
         if axis is not None and any(item < 0 for item in axis):
             return None
@@ -152,7 +152,7 @@ def _arg_kernel(find):
 
 
 def _arg_expr(method):
-    def expr(attrs, input_dtypes):
+    def expr(attrs):
         return "{0}.%s(axis=%r).astype(%r)" % (method, attrs["axis"], attrs["output_type"].name)
     return expr
 

@@ -22,8 +22,8 @@ Contracts:
   raises TypeError/ValueError for inputs the op cannot take; those errors
   are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
-  (``{0}``, ``{1}``, ...) that computes the same as ``kernel``, or a
-  function of the attrs and the input dtypes (a list, one per input)
+  (``{0}``, ``{1}``, ...; ``{*}`` stands for all of them, comma-separated)
+  that computes the same as ``kernel``, or a function of the attrs
   returning one or None (then the kernel is called); the compiled executor
   inlines it instead of calling the kernel. It may nest a value computed
   just before into a placeholder that appears once and is always

@@ -189,7 +189,7 @@ def _reshape_kernel(x, *shape_input, shape=None):
     return np.reshape(x, shape if shape is not None else tuple(int(d) for d in shape_input[0]))
 
 
-def _reshape_expr(attrs, input_dtypes):
+def _reshape_expr(attrs):
     if attrs.get("shape") is None:
         return "{0}.reshape({1})"
     return "{0}.reshape(%r)" % (attrs["shape"],)
@@ -224,7 +224,7 @@ def _transpose_infer(x, perm):
     return Spec(x.dtype, TensorShape([dims[p] for p in perm]))
 
 
-def _transpose_expr(attrs, input_dtypes):
+def _transpose_expr(attrs):
     return "{0}.transpose()" if attrs["perm"] is None else "{0}.transpose(%r)" % (attrs["perm"],)
 
 
@@ -254,7 +254,7 @@ def _expand_dims_infer(x, axis):
     return Spec(x.dtype, TensorShape(dims))
 
 
-def _expand_dims_expr(attrs, input_dtypes):
+def _expand_dims_expr(attrs):
     axis = attrs["axis"]
     if axis >= 0:
         return "{0}[" + ":, " * axis + "None]"
@@ -289,7 +289,7 @@ def _squeeze_infer(x, axis):
     return Spec(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in axis]))
 
 
-def _squeeze_expr(attrs, input_dtypes):
+def _squeeze_expr(attrs):
     axis = attrs["axis"]
     if axis is None:
         return "{0}.squeeze()"

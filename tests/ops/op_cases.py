@@ -25,13 +25,14 @@ class Case(NamedTuple):
 
 # Ops without a numpy comparison here: graph plumbing and the lead's control
 # flow / TensorArray ops, tested with their features. PrintV2 and Assert are
-# tested in test_logging_ops.py; CheckDefined and AssertTrue (what converted
-# code stages for partly defined names and `assert`) in tests/compiler.
+# tested in test_logging_ops.py; CheckDefined, CheckAssigned and AssertTrue (what
+# converted code stages for partly defined names, items and `assert`) in tests/compiler
+# and tests/runtime.
 NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
     "TensorListUnstack", "TensorListGather", "TensorListScatter", "TensorListSize",
-    "PrintV2", "Assert", "CheckDefined", "AssertTrue",
+    "PrintV2", "Assert", "CheckDefined", "CheckAssigned", "AssertTrue",
 }
 
 _rng = np.random.default_rng(0)
