@@ -138,6 +138,8 @@ class TensorShape:
         return self._dims[key]
 
     def __eq__(self, other):
+        if type(other) is TensorShape:  # the common case, first: shapes are compared on hot paths
+            return self._dims == other._dims
         try:
             other = as_shape(other)
         except (TypeError, ValueError):

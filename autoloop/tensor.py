@@ -21,6 +21,8 @@ from autoloop.dtypes import DType
 from autoloop.ir.graph import Value
 from autoloop.shapes import TensorShape, as_shape
 
+NUMPY_VALUES = (np.ndarray, np.generic)  # a tuple: `np.ndarray | np.generic` is built anew on every use
+
 BOOL_HINT = (
     "Python control flow (if, while, and, or, not) on a tensor inside a traced function "
     "needs conversion: use @autoloop.function (with autograph=True, the default), or "
@@ -55,7 +57,7 @@ class Tensor:
     def dtype(self) -> DType:
         if self._value is not None:
             return self._value.dtype
-        if not isinstance(self._numpy, np.ndarray | np.generic):
+        if not isinstance(self._numpy, NUMPY_VALUES):
             return dtypes.variant  # a TensorArray's list
         return dtypes.from_numpy(self._numpy.dtype) or dtypes.as_dtype(self._numpy.dtype)
 
@@ -63,7 +65,7 @@ class Tensor:
     def shape(self) -> TensorShape:
         if self._value is not None:
             return self._value.shape
-        if not isinstance(self._numpy, np.ndarray | np.generic):
+        if not isinstance(self._numpy, NUMPY_VALUES):
             return TensorShape([])
         return TensorShape.of_ints(self._numpy.shape)
 
@@ -197,7 +199,7 @@ def to_numpy_value(value, dtype: DType | None = None):
         raise ValueError(f"cannot convert {value!r} to a tensor: {error}") from None
     if array.dtype == object:
         raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a tensor")
-    if dtype is not None and not isinstance(value, np.ndarray | np.generic):
+    if dtype is not None and not isinstance(value, NUMPY_VALUES):
         _check_python_conversion(array, target, value)
     elif dtype is not None and dtypes.as_dtype(array.dtype) is not target:
         raise TypeError(f"Expected {target.name}, but got a numpy value of dtype {array.dtype}: {value!r}")

@@ -54,11 +54,14 @@ _KIND_ORDER = [dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.
 
 def is_weak(value) -> bool:
     """A Python number, or a tensor that stands for one (see `binary_inputs`)."""
-    return _is_python(value) and not isinstance(value, list | tuple) or isinstance(value, Tensor) and value._weak
+    return _is_python(value) and not isinstance(value, (list, tuple)) or isinstance(value, Tensor) and value._weak
 
 
 def _is_python(value) -> bool:
-    return isinstance(value, bool | int | float | list | tuple)
+    return isinstance(value, _PYTHON_VALUES)
+
+
+_PYTHON_VALUES = (bool, int, float, list, tuple)  # a tuple: a union (bool | int ...) is built on every use
 
 
 def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None):
