@@ -77,6 +77,19 @@ def test_scalars_0d_arrays_and_array_subclasses_key_the_trace_they_need():
     assert len(calls) == 4  # int32 scalars (as numpy scalars or 0-d arrays), float16, int32 [2], int64
 
 
+@RETRACING_ON_PURPOSE
+def test_python_arguments_on_the_short_path_select_the_trace_of_their_value_and_type():
+    f, calls = counting(lambda x, k, flag: x * k if flag is not None else x)
+    x = al.constant(2.0)
+    arguments = [(3, True), (4, True), (3, None), (3.0, True), (True, True), (3, "yes"), (1, 1)]
+    for order in (arguments, arguments[::-1], arguments):
+        for k, flag in order:
+            result = f(x, k, flag)
+            expected = np.asarray(x.numpy() * np.float32(k) if flag is not None else x.numpy())
+            assert result.numpy() == expected and result.dtype == al.as_dtype(expected.dtype), (k, flag)
+    assert len(calls) == len(arguments)  # one trace per (value, type): True and 1, 3 and 3.0 apart
+
+
 def test_a_failing_graph_on_the_short_path_names_the_op():
     f, _ = counting(lambda x, i: x[i] + 1)
     x = al.constant([1, 2])
