@@ -9,13 +9,14 @@ about what the same loop written by hand over numpy costs. For
 ``sum_square`` the generated code reads::
 
     def run(p0):
-        c6, = _constants
+        c3, = _constants
         v0 = (p0 - p0)
         # While while
         lv1, lv2 = v0, v0
         while (lv1 < p0):
-            v5 = (lv2 + (lv1 * lv1))
-            lv1, lv2 = (lv1 + c6), v5
+            lv2 = (lv2 + (lv1 * lv1))
+            lv1 = (lv1 + c3)
+        return (lv2,)
 
 How it is written (the rules torch.fx's code generator and a careful numpy
 programmer follow):
@@ -30,6 +31,9 @@ programmer follow):
   make a scalar loop faster and let numpy reuse the temporary of ``x * 0.5``
   for ``+ 0.25``. The loop test becomes the ``while`` condition when the
   cond graph is one expression. Graph outputs of the function stay named.
+- **Loop variables.** A body result is bound to its loop variable at once
+  where nothing reads the variable's old value afterwards (`graph_body`'s
+  ``into``), as in the loop by hand.
 - **Release.** A named array is deleted after the statement holding its
   last use, so it does not live into the next iteration.
 - **In place.** A ufunc kernel whose input is a large array that this
@@ -53,6 +57,7 @@ import sys
 
 import numpy as np
 
+from autoloop.execute.counters import python_counter
 from autoloop.execute.expressions import Expr, Template
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
@@ -91,6 +96,7 @@ class Generator:
         self._releasable: set[Value] = set()
         self._nested_inputs: dict[Value, Expr] = {}  # for the control-flow node being written
         self._output_names: dict[Value, str] = {}  # likewise
+        self.python_ints: set[Value] = set()  # constants bound as Python ints (loop counters' bounds, steps)
 
     # -- naming ------------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:
@@ -228,6 +234,8 @@ class _Block:
     def _constant(self, node: Node) -> None:
         for value in node.outputs:
             constant = node.attrs["value"] if node.op == "Const" else value.constant
+            if value in self.gen.python_ints:
+                constant = int(constant)
             self.gen.names[value] = self.gen.bind(constant)
 
     def _op(self, node: Node) -> None:
@@ -426,18 +434,28 @@ def _all_folded(node: Node) -> bool:
 
 # -- control flow: the "numpy" rules of the ops in autoloop.ir.control_flow -----------------
 def write_while(gen: Generator, node: Node, indent: int) -> None:
-    """A ``while`` loop over the body graph; the cond graph is its condition when it is one expression."""
+    """A ``while`` loop over the body graph; the cond graph is its condition when it is one expression.
+
+    A loop variable that only counts is a Python int inside the loop
+    (`counters.python_counter`), converted back to its numpy type after it.
+    """
     cond, body = node.attrs["cond"], node.attrs["body"]
     groups = control_flow.split(node, gen.input_exprs(node))
     loop_vars = [gen.fresh("lv") for _ in groups.loop_vars]
+    initial, cond_captures = list(groups.loop_vars), list(groups.cond_captures)
     gen.line(indent, f"# While {node.name}")
-    gen.assign(indent, loop_vars, list(groups.loop_vars), node)
+    count = python_counter(node) if gen.nest else None
+    if count is not None:
+        initial[count.position] = gen.template("int({0})").fill([initial[count.position]])
+        _python_int_bound(gen, node, count, cond_captures, indent)
+        gen.python_ints.add(count.step)
+    gen.assign(indent, loop_vars, initial, node)
     limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
     counter = gen.fresh("it") if limit is not None else None
     if counter:
         gen.line(indent, f"{counter} = 0")
     mark = len(gen.lines)
-    (test,) = gen.graph_body(cond, indent + 1, loop_vars + list(groups.cond_captures), nested=True)
+    (test,) = gen.graph_body(cond, indent + 1, loop_vars + cond_captures, nested=True)
     if len(gen.lines) == mark:  # the test is one expression: the loop's condition
         within = f"{counter} < {limit} and " if counter else ""
         gen.statement(indent, f"while {within}{{0}}:", [test], node, release=False)  # a Ctrl-C often lands here
@@ -452,8 +470,24 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
         gen.line(indent + 1, f"{counter} += 1")
     results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures), nested=True, into=loop_vars)
     gen.assign(indent + 1, loop_vars, results, node)
+    if count is not None:
+        name, dtype = loop_vars[count.position], node.outputs[count.position].dtype.name
+        gen.line(indent, f"{name} = np.{dtype}({name})  # the counter back to its numpy type")
     for value, name in zip(node.outputs, loop_vars):
         gen.names[value] = name
+
+
+def _python_int_bound(gen: Generator, node: Node, count, cond_captures: list, indent: int) -> None:
+    """Make the counter's bound a Python int: a constant bound once, a captured value before the loop."""
+    cond = node.attrs["cond"]
+    captured = [i for i, value in enumerate(cond.inputs[node.attrs["num_loop_vars"]:]) if value is count.bound]
+    if not captured:
+        gen.python_ints.add(count.bound)
+        return
+    (index,) = captured
+    name = gen.fresh("bound")
+    gen.line(indent, f"{name} = int({cond_captures[index]})")
+    cond_captures[index] = name
 
 
 write_while.nested_operands = ("loop_vars",)  # the first statement assigns their initial values

@@ -319,6 +319,41 @@ def test_an_intermediate_used_twice_is_released_after_its_last_use():
     assert peak_bytes(lambda: compiled(x)) <= 4 * x.nbytes + 64 * 1024, compiled.source
 
 
+# -- loop counters as Python ints -----------------------------------------------------------------
+INT32_MAX = 2**31 - 1
+COUNTERS = {
+    # name: (function of x (a float vector) and n (an int32 scalar), inputs, counter expected)
+    "range index": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + x[i]), [0, x[0]]),
+                    (np.arange(5, dtype=np.float32), 5), True),
+    "constant bound, step 3": (lambda x, n: al.while_loop(lambda i, s: i < 10, lambda i, s: (i + 3, s * 2.0),
+                                                         [n, x[0]]), (np.ones(2, np.float32), -4), True),
+    "up to int32's largest": (lambda x, n: al.while_loop(lambda i, s: i < INT32_MAX, lambda i, s: (i + 1, s + 1.0),
+                                                        [n, x[0]]), (np.ones(2, np.float32), INT32_MAX - 3), True),
+    "a step that could overflow": (lambda x, n: al.while_loop(
+        lambda i, s: i < INT32_MAX - 1, lambda i, s: (i + 5, s + 1.0), [n, x[0]]),
+        (np.ones(2, np.float32), INT32_MAX - 11), False),  # stops at INT32_MAX - 1: no wrap, but it could
+    "wrapping around within maximum_iterations": (lambda x, n: al.while_loop(
+        lambda i, s: i < INT32_MAX - 1, lambda i, s: (i + 2**30, s + 1.0), [n, x[0]], maximum_iterations=3),
+        (np.ones(2, np.float32), INT32_MAX - 2**30 - 5), False),
+    "a symbolic bound and a step of 2": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 2, s),
+                                                                   [0, x[0]]), (np.ones(2, np.float32), 7), False),
+    "used as a number": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + al.cast(i, al.float32)),
+                                                   [0, x[0]]), (np.ones(2, np.float32), 4), False),
+    "int64": (lambda x, n: al.while_loop(lambda i, s: i < 2**40 + 3, lambda i, s: (i + 1, s + 1.0),
+                                         [al.constant(2**40, al.int64), x[0]]), (np.ones(2, np.float32), 0), True),
+}
+
+
+@pytest.mark.parametrize("fn, args, counter", list(COUNTERS.values()), ids=list(COUNTERS))
+def test_a_loop_counter_is_a_python_int_only_where_it_counts_the_same(fn, args, counter):
+    graph = graph_of(fn, *args)
+    source = CompiledGraph(graph).source
+    assert ("int(" in source) == counter, source
+    (outcome,) = assert_equivalent(graph, [np.asarray(args[0]), np.int32(args[1])])
+    for result, value in zip(outcome.results, graph.outputs):
+        assert type(result) is value.dtype.as_numpy_dtype  # a numpy scalar again after the loop
+
+
 # -- in place -----------------------------------------------------------------------------------
 SHAPE = (3, 3)
 CONSTANT = np.linspace(-1, 1, 9, dtype=np.float32).reshape(SHAPE)
