@@ -57,7 +57,7 @@ import sys
 
 import numpy as np
 
-from autoloop.execute.counters import python_counter
+from autoloop.execute.counters import python_ints
 from autoloop.execute.expressions import Expr, Template
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
@@ -436,19 +436,21 @@ def _all_folded(node: Node) -> bool:
 def write_while(gen: Generator, node: Node, indent: int) -> None:
     """A ``while`` loop over the body graph; the cond graph is its condition when it is one expression.
 
-    A loop variable that only counts is a Python int inside the loop
-    (`counters.python_counter`), converted back to its numpy type after it.
+    A loop variable that only counts or accumulates a constant is a Python
+    int inside the loop (`counters.python_ints`), converted back to its numpy
+    type after it.
     """
     cond, body = node.attrs["cond"], node.attrs["body"]
     groups = control_flow.split(node, gen.input_exprs(node))
     loop_vars = [gen.fresh("lv") for _ in groups.loop_vars]
     initial, cond_captures = list(groups.loop_vars), list(groups.cond_captures)
     gen.line(indent, f"# While {node.name}")
-    count = python_counter(node) if gen.nest else None
-    if count is not None:
-        initial[count.position] = gen.template("int({0})").fill([initial[count.position]])
-        _python_int_bound(gen, node, count, cond_captures, indent)
-        gen.python_ints.add(count.step)
+    integers = python_ints(node) if gen.nest else []
+    for integer in integers:
+        initial[integer.position] = gen.template("int({0})").fill([initial[integer.position]])
+        gen.python_ints.add(integer.step)
+        if integer.bound is not None:
+            _python_int_bound(gen, node, integer.bound, cond_captures, indent)
     gen.assign(indent, loop_vars, initial, node)
     limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
     counter = gen.fresh("it") if limit is not None else None
@@ -470,19 +472,24 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
         gen.line(indent + 1, f"{counter} += 1")
     results = gen.graph_body(body, indent + 1, loop_vars + list(groups.body_captures), nested=True, into=loop_vars)
     gen.assign(indent + 1, loop_vars, results, node)
-    if count is not None:
-        name, dtype = loop_vars[count.position], node.outputs[count.position].dtype.name
-        gen.line(indent, f"{name} = np.{dtype}({name})  # the counter back to its numpy type")
+    for integer in integers:
+        name, dtype = loop_vars[integer.position], node.outputs[integer.position].dtype
+        if integer.bound is not None:
+            gen.line(indent, f"{name} = np.{dtype.name}({name})  # the counter back to its numpy type")
+        else:
+            bits = 8 * dtype.size
+            gen.line(indent, f"{name} = np.uint{bits}({name} & 0x{(1 << bits) - 1:X}).view(np.{dtype.name})"
+                             f"  # wrapped around as {dtype.name} wraps")
     for value, name in zip(node.outputs, loop_vars):
         gen.names[value] = name
 
 
-def _python_int_bound(gen: Generator, node: Node, count, cond_captures: list, indent: int) -> None:
-    """Make the counter's bound a Python int: a constant bound once, a captured value before the loop."""
+def _python_int_bound(gen: Generator, node: Node, bound: Value, cond_captures: list, indent: int) -> None:
+    """Make a counter's bound a Python int: a constant bound once, a captured value before the loop."""
     cond = node.attrs["cond"]
-    captured = [i for i, value in enumerate(cond.inputs[node.attrs["num_loop_vars"]:]) if value is count.bound]
+    captured = [i for i, value in enumerate(cond.inputs[node.attrs["num_loop_vars"]:]) if value is bound]
     if not captured:
-        gen.python_ints.add(count.bound)
+        gen.python_ints.add(bound)
         return
     (index,) = captured
     name = gen.fresh("bound")

@@ -300,7 +300,8 @@ def tanh_loop_by_hand(x):
 
 
 @needs_columns
-@pytest.mark.parametrize("fn, by_hand", [(twice_used_intermediates, twice_used_by_hand), (tanh_loop, tanh_loop_by_hand)])
+@pytest.mark.parametrize("fn, by_hand", [(twice_used_intermediates, twice_used_by_hand),
+                                         (tanh_loop, tanh_loop_by_hand)])
 def test_a_loop_holds_no_more_memory_than_numpy_by_hand(fn, by_hand):
     x = np.full((512, 512), 0.5, np.float32)  # 1 MiB: above the size where arrays are updated in place
     compiled = CompiledGraph(graph_of(fn, x))
@@ -322,33 +323,47 @@ def test_an_intermediate_used_twice_is_released_after_its_last_use():
 # -- loop counters as Python ints -----------------------------------------------------------------
 INT32_MAX = 2**31 - 1
 COUNTERS = {
-    # name: (function of x (a float vector) and n (an int32 scalar), inputs, counter expected)
+    # name: (function of x (a float vector) and n (an int32 scalar), inputs, loop variables kept as Python ints)
     "range index": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + x[i]), [0, x[0]]),
-                    (np.arange(5, dtype=np.float32), 5), True),
+                    (np.arange(5, dtype=np.float32), 5), 1),
     "constant bound, step 3": (lambda x, n: al.while_loop(lambda i, s: i < 10, lambda i, s: (i + 3, s * 2.0),
-                                                         [n, x[0]]), (np.ones(2, np.float32), -4), True),
+                                                         [n, x[0]]), (np.ones(2, np.float32), -4), 1),
     "up to int32's largest": (lambda x, n: al.while_loop(lambda i, s: i < INT32_MAX, lambda i, s: (i + 1, s + 1.0),
-                                                        [n, x[0]]), (np.ones(2, np.float32), INT32_MAX - 3), True),
+                                                        [n, x[0]]), (np.ones(2, np.float32), INT32_MAX - 3), 1),
     "a step that could overflow": (lambda x, n: al.while_loop(
         lambda i, s: i < INT32_MAX - 1, lambda i, s: (i + 5, s + 1.0), [n, x[0]]),
-        (np.ones(2, np.float32), INT32_MAX - 11), False),  # stops at INT32_MAX - 1: no wrap, but it could
+        (np.ones(2, np.float32), INT32_MAX - 11), 0),  # stops at INT32_MAX - 1: no wrap, but it could
     "wrapping around within maximum_iterations": (lambda x, n: al.while_loop(
         lambda i, s: i < INT32_MAX - 1, lambda i, s: (i + 2**30, s + 1.0), [n, x[0]], maximum_iterations=3),
-        (np.ones(2, np.float32), INT32_MAX - 2**30 - 5), False),
+        (np.ones(2, np.float32), INT32_MAX - 2**30 - 5), 0),
     "a symbolic bound and a step of 2": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 2, s),
-                                                                   [0, x[0]]), (np.ones(2, np.float32), 7), False),
-    "used as a number": (lambda x, n: al.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + al.cast(i, al.float32)),
-                                                   [0, x[0]]), (np.ones(2, np.float32), 4), False),
+                                                                   [0, x[0]]), (np.ones(2, np.float32), 7), 0),
+    "used as a number": (lambda x, n: al.while_loop(
+        lambda i, s: i < n, lambda i, s: (i + 1, s + al.cast(i, al.float32)), [0, x[0]]), (np.ones(2, np.float32), 4), 0),
+    "an accumulator": (lambda x, n: al.while_loop(lambda m, steps: m > 1, lambda m, steps: (m // 2, steps + 1),
+                                                 [n, 0]), (np.ones(2, np.float32), 1000), 1),
+    "an accumulator that wraps around": (lambda x, n: al.while_loop(
+        lambda i, a: i < 5, lambda i, a: (i + 1, a + 2**30), [0, n]), (np.ones(2, np.float32), 7), 2),
+    "an accumulator going down past the smallest int32": (lambda x, n: al.while_loop(
+        lambda i, a: i < 3, lambda i, a: (i + 1, a + (-2**30)), [0, n]), (np.ones(2, np.float32), -2**30), 2),
+    "an int64 accumulator that wraps around": (lambda x, n: al.while_loop(
+        lambda i, a: i < 5, lambda i, a: (i + 1, a + 2**62), [0, al.cast(n, al.int64)]),
+        (np.ones(2, np.float32), 3), 2),
+    "an accumulator the test reads": (lambda x, n: al.while_loop(
+        lambda a: a < 100, lambda a: a + 7, [n]), (np.ones(2, np.float32), 3), 1),  # a counter, then
+    "an accumulator used as an index": (lambda x, n: al.while_loop(
+        lambda i, a, s: i < 2, lambda i, a, s: (i + 1, a + 1, s + x[a]), [0, n, x[0]]), (np.ones(4, np.float32), 1),
+        1),  # i is a counter; a is read as an index: not an accumulator (it may wrap)
     "int64": (lambda x, n: al.while_loop(lambda i, s: i < 2**40 + 3, lambda i, s: (i + 1, s + 1.0),
-                                         [al.constant(2**40, al.int64), x[0]]), (np.ones(2, np.float32), 0), True),
+                                         [al.constant(2**40, al.int64), x[0]]), (np.ones(2, np.float32), 0), 1),
 }
 
 
-@pytest.mark.parametrize("fn, args, counter", list(COUNTERS.values()), ids=list(COUNTERS))
-def test_a_loop_counter_is_a_python_int_only_where_it_counts_the_same(fn, args, counter):
+@pytest.mark.parametrize("fn, args, integers", list(COUNTERS.values()), ids=list(COUNTERS))
+def test_loop_counters_and_accumulators_are_python_ints_only_where_they_compute_the_same(fn, args, integers):
     graph = graph_of(fn, *args)
     source = CompiledGraph(graph).source
-    assert ("int(" in source) == counter, source
+    assert source.count("back to its numpy type") + source.count("wrapped around as") == integers, source
     (outcome,) = assert_equivalent(graph, [np.asarray(args[0]), np.int32(args[1])])
     for result, value in zip(outcome.results, graph.outputs):
         assert type(result) is value.dtype.as_numpy_dtype  # a numpy scalar again after the loop
