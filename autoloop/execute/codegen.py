@@ -96,6 +96,7 @@ class Generator:
         self._releasable: set[Value] = set()
         self._nested_inputs: dict[Value, Expr] = {}  # for the control-flow node being written
         self._output_names: dict[Value, str] = {}  # likewise
+        self._read_outputs: set[Value] = set()  # likewise
         self.python_ints: set[Value] = set()  # constants bound as Python ints (loop counters' bounds, steps)
 
     # -- naming ------------------------------------------------------------
@@ -175,6 +176,10 @@ class Generator:
     def output_name(self, value: Value) -> str:
         """The name a control-flow writer binds its output `value` to: fresh, or the one its block chose."""
         return self._output_names.pop(value, None) or self.fresh()
+
+    def is_read(self, value: Value) -> bool:
+        """Whether anything reads output `value` of the control-flow node being written."""
+        return value in self._read_outputs
 
     def template(self, text: str) -> Template:
         """`text` as a `Template`, split once per generator."""
@@ -282,10 +287,13 @@ class _Block:
         others = [value for value in node.inputs if value in self.pending and value not in wanted]
         taken = self._take(wanted, others)
         self._flush(len(self.pending))  # earlier than anything the node's statements evaluate
-        self.gen._nested_inputs = dict(taken)
-        self.gen._output_names = {value: self.into[value] for value in node.outputs if value in self.into}
-        writer(self.gen, node, self.indent)
-        self.gen._nested_inputs, self.gen._output_names = {}, {}
+        gen = self.gen
+        outer = gen._nested_inputs, gen._output_names, gen._read_outputs  # a writer may write nested blocks
+        gen._nested_inputs = dict(taken)
+        gen._output_names = {value: self.into[value] for value in node.outputs if value in self.into}
+        gen._read_outputs = {value for value in node.outputs if self.uses.get(value)}
+        writer(gen, node, self.indent)
+        gen._nested_inputs, gen._output_names, gen._read_outputs = outer
         self._named_outputs(node)
         reads = [value for expr in taken.values() for value in expr.reads]
         self.gen.release(self.indent, [value for value in node.inputs if value not in taken] + reads)
@@ -442,6 +450,7 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
     """
     cond, body = node.attrs["cond"], node.attrs["body"]
     groups = control_flow.split(node, gen.input_exprs(node))
+    read = [gen.is_read(value) for value in node.outputs]
     loop_vars = [gen.fresh("lv") for _ in groups.loop_vars]
     initial, cond_captures = list(groups.loop_vars), list(groups.cond_captures)
     gen.line(indent, f"# While {node.name}")
@@ -474,6 +483,8 @@ def write_while(gen: Generator, node: Node, indent: int) -> None:
     gen.assign(indent + 1, loop_vars, results, node)
     for integer in integers:
         name, dtype = loop_vars[integer.position], node.outputs[integer.position].dtype
+        if not read[integer.position]:
+            continue  # nothing reads it after the loop
         if integer.bound is not None:
             gen.line(indent, f"{name} = np.{dtype.name}({name})  # the counter back to its numpy type")
         else:

@@ -108,9 +108,11 @@ def _integer_division(name, kernel, symbol):
 _integer_division("FloorDiv", np.floor_divide, "//")
 _integer_division("FloorMod", np.mod, "%")
 # On float scalars, numpy's `**` is C pow while np.power takes sqrt for an exponent of 0.5:
-# (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan.
-_register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})",
-                      scalar_expr=lambda attrs, types: "np.power({0}, {1})" if types[0].is_floating else None)
+# (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan; C pow and
+# np.power's loop may also differ in the last bit. A value of unknown rank may be a scalar when the
+# graph runs, so only known integer scalars take `**`.
+_register_elementwise("Pow", np.power, infer.NUMERIC, "np.power({0}, {1})",
+                      scalar_expr=lambda attrs, types: None if types[0].is_floating else "({0} ** {1})")
 _register_elementwise("Maximum", np.maximum, infer.NUMERIC, scalar_expr=_extreme_scalar_expr("maximum", ">", "<"))
 _register_elementwise("Minimum", np.minimum, infer.NUMERIC, scalar_expr=_extreme_scalar_expr("minimum", "<", ">"))
 _register_elementwise("BitwiseAnd", np.bitwise_and, infer.INTEGERS_AND_BOOL, "({0} & {1})")

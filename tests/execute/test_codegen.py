@@ -491,3 +491,13 @@ def test_checked_mode_names_every_value():
 @pytest.mark.skipif(sys.version_info >= (3, 11), reason="before 3.11 only")
 def test_before_python_3_11_every_value_is_named():
     assert not codegen.NESTING
+
+
+def test_float_pow_on_values_of_unknown_rank_gives_the_kernels_bits():
+    """`**` on numpy float scalars is C pow, not np.power: a value of unknown rank may be a scalar."""
+    from autoloop import dtypes
+    from autoloop.shapes import TensorShape
+    from tests.ops.ophelpers import trace_specs
+    graph, _ = trace_specs(lambda t: al.norm(t, 3, axis=0), [(dtypes.float32, TensorShape(None))])
+    x = np.array([-17.726156, 33.43583, 0.8184903], np.float32)  # np.power and C pow differ in the last bit
+    assert_equivalent(graph, [x], [x[::-1].copy()], [np.float32(-0.0) * x])
