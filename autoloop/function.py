@@ -33,9 +33,11 @@ import numpy as np
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import CompositeTensor
+from autoloop.autodiff import function_calls
 from autoloop.execute import CompiledGraph
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
+from autoloop.ops import recording
 from autoloop.ops.dispatch import graph_value, verify
 from autoloop.runtime import trace as staging_trace
 from autoloop.runtime.lists import TensorList
@@ -105,12 +107,16 @@ class ConcreteFunction:
         return self._run_flat
 
     def _pack_results(self, results):
+        return self.pack_tensors([eager(r) if not isinstance(r, list) else Tensor(r) for r in results])
+
+    def pack_tensors(self, tensors):
+        """The structured result from one eager Tensor per graph output (a GradientTape keeps those)."""
         leaves, position = [], 0
         for template, count in self._output_leaves:
             if count is None:
                 leaves.append(template)
                 continue
-            parts = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[position:position + count]]
+            parts = tensors[position:position + count]
             position += count
             if isinstance(template, _AppendedList):
                 leaves.append([eager(value) for value in parts[0]._numpy])
@@ -187,6 +193,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
             return self._target(*args, **kwargs)  # called while tracing: inline
+        if recording.anywhere() and recording.active():
+            return self._call_recorded(args, kwargs)
         fast_key = None
         if self._fast_path and not kwargs:
             # The short path of a call whose arguments are eager tensors over ndarrays or numpy scalars,
@@ -221,6 +229,12 @@ class Function:
         if fast_key is not None:
             self._fast_runs[fast_key] = concrete.run_flat
         return concrete.run_flat(arrays)
+
+    def _call_recorded(self, args, kwargs):
+        """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
+        concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
+        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if _is_input(leaf)]
+        return function_calls.call(concrete, inputs, arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""

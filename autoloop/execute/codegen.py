@@ -78,7 +78,9 @@ class Generator:
     `line`, `statement`, `assign` and `graph_body`. A writer whose first
     statement evaluates some operand groups before anything else may name
     them in a ``nested_operands`` attribute (``("pred",)``): those inputs
-    may then be nested expressions, which it reads with `input_exprs`.
+    may then be nested expressions, which it reads with `input_exprs` and
+    writes through `statement` or `assign` (a line that opens a block
+    releases their names after the block: `release`).
     """
 
     def __init__(self, check: bool = False):
@@ -295,8 +297,8 @@ class _Block:
         writer(gen, node, self.indent)
         gen._nested_inputs, gen._output_names, gen._read_outputs = outer
         self._named_outputs(node)
-        reads = [value for expr in taken.values() for value in expr.reads]
-        self.gen.release(self.indent, [value for value in node.inputs if value not in taken] + reads)
+        # The names the nested operands read were counted by the writer's statement that evaluated them.
+        self.gen.release(self.indent, [value for value in node.inputs if value not in taken])
 
     def _arguments(self, node: Node, plain) -> list:
         """The inputs of `node` as names or nested expressions, flushing what cannot nest."""
@@ -520,6 +522,8 @@ def write_cond(gen: Generator, node: Node, indent: int) -> None:
     _branch(gen, true_graph, indent + 1, list(groups.true_captures), outputs, node)
     gen.line(indent, "else:")
     _branch(gen, false_graph, indent + 1, list(groups.false_captures), outputs, node)
+    if isinstance(groups.pred[0], Expr):
+        gen.release(indent, groups.pred[0].reads)  # names read by the predicate, not before both branches
     for value, name in zip(node.outputs, outputs):
         gen.names[value] = name
 

@@ -29,8 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from autoloop.ir.effects import has_effects
-from autoloop.ir.graph import Graph, Value
+from autoloop.ir.graph import Graph, Value, known_value as constant_of
 
 
 class PythonInt(NamedTuple):
@@ -118,12 +117,3 @@ def _readers(graph: Graph) -> dict[Value, list]:
         for index, value in enumerate(node.inputs):
             readers.setdefault(value, []).append((node, index))
     return readers
-
-
-def constant_of(value: Value):
-    """The numpy value of `value` when tracing computed it (a constant the generated code binds), else None."""
-    if value.node.op == "Const":
-        return value.node.attrs["value"]
-    if value.constant is not None and not has_effects(value.node):
-        return value.constant
-    return None

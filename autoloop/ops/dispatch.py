@@ -19,8 +19,8 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.errors import AutoloopError, InvalidArgumentError
 from autoloop.ir import context
-from autoloop.ir.graph import Graph, Value
-from autoloop.ops import registry
+from autoloop.ir.graph import Graph, Value, known_value as constant_value_of
+from autoloop.ops import recording, registry
 from autoloop.ops.error_state import ignore_errors, restore_errors
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
@@ -64,8 +64,12 @@ def _apply_eagerly(opdef, inputs, attrs):
     finally:
         restore_errors(token)
     if isinstance(out_specs, Spec):
-        return _wrap(result, out_specs, opdef.name)
-    return tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+        outputs = _wrap(result, out_specs, opdef.name)
+    else:
+        outputs = tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+    if recording.anywhere() and recording.active():  # a GradientTape is recording
+        recording.record(opdef.name, attrs, tuple(inputs), outputs if isinstance(outputs, tuple) else (outputs,))
+    return outputs
 
 
 def _eager_spec(tensor: Tensor) -> Spec:
@@ -167,13 +171,6 @@ def constant_node(graph: Graph, numpy_value) -> Value:
         dtype, shape = dtypes.variant, TensorShape([])
     node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
     return node.outputs[0]
-
-
-def constant_value_of(value: Value):
-    """The numpy value of `value` if it is known while tracing, else None."""
-    if value.node.op == "Const":
-        return value.node.attrs["value"]
-    return value.constant
 
 
 def constant_value(tensor):

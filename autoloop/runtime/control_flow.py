@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from autoloop.ir import context
 from autoloop.runtime import explain, staged_branches, staged_loops
-from autoloop.runtime.locations import caller_location
+from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.staged_loops import TensorRange, is_staged_iterable
 from autoloop.runtime.staging import pack, unpack
 from autoloop.runtime.values import is_graph_tensor
@@ -46,6 +46,7 @@ def while_stmt(loop_cond, loop_body, loop_vars, names, *, appended=(), options=N
     else:
         reason = "its condition is a Tensor"
     _record("while loop", True, reason)
+    _reject_batched_test(test, caller_location())
     return unpack(staged_loops.staged_while(loop_cond, loop_body, state, names, appended=appended,
                                             options=options, unsupported=unsupported,
                                             location=caller_location()), names)
@@ -113,6 +114,18 @@ def if_exp(test, if_true, if_false):
     if is_graph_tensor(test):
         return staged_branches.staged_if_exp(test, if_true, if_false, location=caller_location())
     return if_true() if test else if_false()
+
+
+def _reject_batched_test(test, location) -> None:
+    """A graph while loop needs one boolean: a condition with one per entry (shape [B]) means a scan."""
+    if not test.shape.rank:
+        return
+    raise_from_user(TypeError(
+        f"the while loop condition at {describe(location)} is a {test.dtype.name} tensor of shape {test.shape}, "
+        f"but a graph while loop needs one boolean. To stop each entry on its own (its state frozen once its "
+        f"condition is false), use autoloop.scan(body=..., cond=..., initial=..., "
+        f"cond_dims={test.shape.as_list()}); to loop while any entry holds, test autoloop.reduce_any(...)"),
+        location)
 
 
 def _record(statement, staged, reason):

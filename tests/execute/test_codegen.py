@@ -320,6 +320,27 @@ def test_an_intermediate_used_twice_is_released_after_its_last_use():
     assert peak_bytes(lambda: compiled(x)) <= 4 * x.nbytes + 64 * 1024, compiled.source
 
 
+def read_by_a_loops_first_value_and_later(x):
+    y = al.sin(x)  # an array with two readers: one nested into the loop's first line, one after the loop
+    looped = al.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, al.sin(v)), [0, y * 2.0])[1]
+    return looped + y
+
+
+def read_by_a_branch_test_and_later(x):
+    y = al.sin(x)  # two readers: the branch's test (nested into the if line), and the sum after it
+    chosen = al.cond(al.reduce_sum(y * 2.0) > 0.0, lambda: x + 1.0, lambda: x - 1.0)
+    return chosen + y
+
+
+@pytest.mark.parametrize("fn", [read_by_a_loops_first_value_and_later, read_by_a_branch_test_and_later])
+def test_a_name_read_inside_a_control_flow_nodes_first_line_lives_until_its_last_reader(fn):
+    x = np.linspace(-1, 1, 5)
+    graph = graph_of(fn, x)
+    source = CompiledGraph(graph).source
+    assert any(line.startswith("del ") for line in lines_of(source)), source  # released, but not too early
+    assert_equivalent(graph, [x], [-x])
+
+
 # -- loop counters as Python ints -----------------------------------------------------------------
 INT32_MAX = 2**31 - 1
 COUNTERS = {
