@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import autoloop as al
 from autoloop.errors import InvalidArgumentError
-from autoloop.execute import CompiledGraph, codegen
+from autoloop.execute import CompiledGraph, codegen, statements
 from autoloop.execute.expressions import fill, locate, placeholders
 from autoloop.execute.interpreter import interpret
 from autoloop.ops import registry
@@ -474,14 +474,14 @@ HAZARDS = [
 @given(array_programs())
 @example_programs(HAZARDS)
 def test_in_place_updates_never_touch_inputs_loop_values_results_or_views(program):
-    codegen_threshold = codegen.IN_PLACE_MIN_BYTES
-    codegen.IN_PLACE_MIN_BYTES = 0  # every fresh array qualifies, however small
+    codegen_threshold = statements.IN_PLACE_MIN_BYTES
+    statements.IN_PLACE_MIN_BYTES = 0  # every fresh array qualifies, however small
     try:
         graph = al.function(lambda x, y: run_program(program, x, y), autograph=False).get_concrete_function(
             al.constant(CONSTANT), al.constant(CONSTANT)).graph
         compiled = CompiledGraph(graph)
     finally:
-        codegen.IN_PLACE_MIN_BYTES = codegen_threshold
+        statements.IN_PLACE_MIN_BYTES = codegen_threshold
     x, y = CONSTANT * 1.5, CONSTANT[::-1].copy()
     saved = x.copy(), y.copy(), CONSTANT.copy()
     expected = interpret(graph, x.copy(), y.copy())
