@@ -44,7 +44,7 @@ class _Run:
             if op is not None:
                 results = op.interpreter_rule()(node, args, self.graph)
             else:
-                results = _run_kernel(node, args)
+                results = run_kernel(node, args)
             env.update(zip(node.outputs, results))
         return [env[v] for v in graph.outputs]
 
@@ -56,7 +56,12 @@ class _Run:
         return entry[1]
 
 
-def _run_kernel(node, args) -> list:
+def run_kernel(node, args) -> list:
+    """`node`'s numpy kernel from the registry applied to `args`: its outputs as a list.
+
+    A failure is raised as the node's (`autoloop.execute.errors`). Shared by
+    every executor that runs ordinary ops one node at a time.
+    """
     if node.op == "Const":
         return [node.attrs["value"]]
     kernel = registry.get(node.op).kernel_for("numpy").fn

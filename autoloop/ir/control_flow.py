@@ -19,8 +19,10 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
 - ``kernels``: per backend, how it runs there: ``"numpy"`` is the code
   generator's writer ``write(gen, node, indent)``; a ``"jax"`` entry comes
   with the JAX backend;
-- ``lower`` and ``gradient``: empty slots for the dataflow lowering
-  (``While`` -> Enter/Merge/Switch/NextIteration/Exit) and reverse mode.
+- ``lower``: the rule giving its dataflow form
+  (``While`` -> Enter/Merge/Switch/NextIteration/Exit, ``Cond`` -> Switch/Merge;
+  `autoloop.execute.dataflow.lower`), ``rule(lowering, node, context, env,
+  control) -> completion nodes``; ``gradient``: an empty slot for reverse mode.
 
 Rules that live in a higher layer are named ``"module:function"`` and
 imported on first use (`autoloop.ir.lazy`), so the arrows between layers
@@ -254,7 +256,7 @@ register(ControlFlowOp(
     verify=_while_problems,
     interpret="autoloop.execute.interpreter:run_while",
     kernels={"numpy": "autoloop.execute.codegen:write_while"},
-    lower=None,  # While -> Enter/Merge/Switch/NextIteration/Exit: the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_while",  # -> Enter/Merge/Switch/NextIteration/Exit
     gradient=None,  # an iteration counter and stacks of per-iteration values: the autodiff issue
 ))
 
@@ -295,6 +297,6 @@ register(ControlFlowOp(
     verify=_cond_problems,
     interpret="autoloop.execute.interpreter:run_cond",
     kernels={"numpy": "autoloop.execute.codegen:write_cond"},
-    lower=None,  # Cond -> Switch/Merge: the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_cond",  # -> Switch/Merge pairs
     gradient=None,  # the autodiff issue
 ))

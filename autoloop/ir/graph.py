@@ -17,7 +17,11 @@ Besides data edges (`Node.inputs`) a node may have ordering edges
 (`Node.control_inputs`: nodes that must run before it). Tracing gives every
 effectful node one from the previous effectful node of its graph (see
 `autoloop.ir.effects`), so the node list is one valid order among many and
-no executor needs to rely on it for the order of effects.
+no executor needs to rely on it for the order of effects. A TF1-style graph
+(``autoloop.compat.v1``) turns that off at its top level
+(`Graph.automatic_ordering`): there ops run when a fetch needs them, ordered
+only by the edges its ``control_dependencies`` blocks add
+(`Graph.control_dependencies`).
 """
 
 from __future__ import annotations
@@ -92,6 +96,11 @@ class Graph:
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
         self.name_scopes: list[str] = []  # the `autoloop.name_scope` blocks open while this graph is built
         self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
+        # Whether effectful nodes get an ordering edge from the previous one (off only at the top
+        # level of a TF1-style graph), and the nodes every new node must come after (TF1's
+        # control_dependencies blocks open on this graph).
+        self.automatic_ordering = True
+        self.control_dependencies: list[Node] = []
 
     # -- building -------------------------------------------------------
     def unique_name(self, base: str) -> str:
@@ -117,9 +126,13 @@ class Graph:
                     f"of graph {value.graph.name!r}; capture it first")
         node = Node(op, tuple(inputs), attrs, self, self.unique_name(self.scope_prefix() + (name or op)), location)
         node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
-        if has_effects(node):
+        before = []
+        if self.automatic_ordering and has_effects(node):
             previous = last_effect(self)
-            node.control_inputs = (previous,) if previous is not None else ()
+            before += [previous] if previous is not None else []
+        if op != "Placeholder":
+            before += self.control_dependencies
+        node.control_inputs = tuple(dict.fromkeys(before))
         self.nodes.append(node)
         return node
 
