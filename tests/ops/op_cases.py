@@ -26,12 +26,15 @@ class Case(NamedTuple):
 # Ops without a numpy comparison here: graph plumbing and the lead's control
 # flow / TensorArray ops, tested with their features. PrintV2 and Assert are
 # tested in test_logging_ops.py; CheckDefined and AssertTrue (what converted
-# code stages for partly defined names and `assert`) in tests/compiler.
+# code stages for partly defined names and `assert`) in tests/compiler. The TF1
+# graph ops (variables, Print, NoOp) are tested with autoloop.compat.v1 in tests/compat.
 NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
     "TensorListUnstack", "TensorListGather", "TensorListScatter", "TensorListSize",
     "PrintV2", "Assert", "CheckDefined", "AssertTrue",
+    "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+    "PrintV1", "NoOp",
 }
 
 _rng = np.random.default_rng(0)
