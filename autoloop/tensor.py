@@ -125,6 +125,8 @@ class Tensor:
         return len(self._numpy)
 
     def __hash__(self):
+        if self._value is not None and _root(self._value.graph).tf1_style:
+            return id(self)  # a TF1 graph's tensors key feed_dict, as in TensorFlow
         raise TypeError("Tensor is unhashable: == compares element-wise. Use id(tensor) as a key.")
 
     def __repr__(self):
@@ -168,6 +170,12 @@ class Tensor:
 
 # Python operators (``x + y``), indexing and iteration are given to Tensor by the op library
 # (autoloop.ops.tensor_methods), so this module imports nothing of autoloop.ops.
+
+
+def _root(graph):
+    while graph.parent is not None:
+        graph = graph.parent
+    return graph
 
 
 def is_tensor(value) -> bool:

@@ -19,7 +19,7 @@ effectful node one from the previous effectful node of its graph (see
 `autoloop.ir.effects`), so the node list is one valid order among many and
 no executor needs to rely on it for the order of effects. A TF1-style graph
 (``autoloop.compat.v1``) turns that off at its top level
-(`Graph.automatic_ordering`): there ops run when a fetch needs them, ordered
+(`Graph.tf1_style`): there ops run when a fetch needs them, ordered
 only by the edges its ``control_dependencies`` blocks add
 (`Graph.control_dependencies`).
 """
@@ -96,10 +96,10 @@ class Graph:
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
         self.name_scopes: list[str] = []  # the `autoloop.name_scope` blocks open while this graph is built
         self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
-        # Whether effectful nodes get an ordering edge from the previous one (off only at the top
-        # level of a TF1-style graph), and the nodes every new node must come after (TF1's
-        # control_dependencies blocks open on this graph).
-        self.automatic_ordering = True
+        # A TF1-style graph's top level (autoloop.compat.v1) gives effectful nodes no ordering edges
+        # and its tensors hash by identity (feed_dict keys); the nodes every new node must come after
+        # are those of TF1's control_dependencies blocks open on this graph.
+        self.tf1_style = False
         self.control_dependencies: list[Node] = []
 
     # -- building -------------------------------------------------------
@@ -127,7 +127,7 @@ class Graph:
         node = Node(op, tuple(inputs), attrs, self, self.unique_name(self.scope_prefix() + (name or op)), location)
         node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
         before = []
-        if self.automatic_ordering and has_effects(node):
+        if not self.tf1_style and has_effects(node):
             previous = last_effect(self)
             before += [previous] if previous is not None else []
         if op != "Placeholder":

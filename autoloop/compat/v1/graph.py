@@ -64,7 +64,7 @@ class Graph:
 
     def __init__(self):
         self._graph = ir_graph.Graph("graph")
-        self._graph.automatic_ordering = False  # TF1: ops run when needed, ordered only by data and edges
+        self._graph.tf1_style = True  # ops run when needed, ordered by data and control_dependencies
         self._graph.v1_graph = self  # which Graph a node's graph belongs to (for Session's checks)
         self.variables: dict = {}  # full name -> Variable, the global variables collection
         self._lock = threading.Lock()

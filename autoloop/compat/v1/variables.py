@@ -211,7 +211,8 @@ class Variable:
         return self._update("AssignSubVariableOp", delta, name or f"{self._name}/AssignSub", read_value)
 
     def _update(self, op: str, value, name: str, read_value: bool):
-        result = apply(op, [self._handle, convert(value, self.dtype)], self._attrs(), name=name)
+        value = convert(value) if isinstance(value, Tensor | Variable) else convert(value, self.dtype)
+        result = apply(op, [self._handle, value], self._attrs(), name=name)
         if read_value or result.op is None:
             return result
         return Operation(result.op)

@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from autoloop.errors import InvalidArgumentError
 from autoloop.execute.interpreter import run_kernel
 from autoloop.ir.effects import has_effects
 
@@ -75,7 +76,7 @@ def run(graph, fetches, feeds=None, targets=(), workers: int | None = None) -> l
         return _Run(_Plan(graph, list(fetches), dict(feeds or {}), list(targets)), workers).execute()
 
 
-class UnfedPlaceholderError(ValueError):
+class UnfedPlaceholderError(InvalidArgumentError):
     """A run needs a placeholder that no feed gives a value."""
 
 

@@ -275,6 +275,8 @@ class _LoopLowering:
         cond, body = node.attrs["cond"], node.attrs["body"]
         labels = list(node.attrs.get("names") or [f"loop_vars[{k}]" for k in range(count)])
         specs = [(p.dtype, p.shape) for p in body.inputs[:count]]
+        start = lowering.token(self.outer, self.control, name=f"{node.name}/effects_start") \
+            if has_effects(node) else None
         merges = [self.merge(self.enter(self.env[v], False, label), spec, label)
                   for v, spec, label in zip(groups.loop_vars, specs, labels)]
         limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
@@ -282,28 +284,30 @@ class _LoopLowering:
         if limit is not None:
             zero = lowering.constant(np.zeros((), limit.dtype.as_numpy_dtype), self.outer, "iterations_start")
             counter = self.merge(self.enter(zero, False, "iterations"), (limit.dtype, _SCALAR), "iterations")
-        token = None
-        if has_effects(node):
-            start = lowering.token(self.outer, self.control, name=f"{node.name}/effects_start")
+        token = None  # the effects token's Merge
+        if start is not None:
             token = self.merge(self.enter(start.outputs[0], False, "effects"), TOKEN_SPEC, "effects")
 
         # The condition, in every iteration (only below the limit, if there is one).
         cond_env = dict(zip(cond.inputs[:count], [m.outputs[0] for m in merges]))
         cond_env.update({ph: self.invariant(outer) for outer, ph in zip(groups.cond_captures, cond.inputs[count:])})
         cond_context = self.outer.inner(self.frame, merges[0], f"{self.here.prefix}cond/", 0)
+        after_cond = token  # the token once the condition's effects have run
         if limit is None:
             ends = lowering.lower_graph(cond, cond_context, cond_env, [token] if token else ())
             test = cond_env[cond.outputs[0]]
             if token is not None and ends:
-                token = lowering.token(self.here, ends, name="cond_done")
+                after_cond = lowering.token(self.here, ends, name="cond_done")
         else:
-            test, token = self._limited_test(cond, cond_context, cond_env, counter, self.invariant(limit), token)
+            test, after_cond = self._limited_test(cond, cond_context, cond_env, counter, self.invariant(limit), token)
         loop_cond = lowering.add("LoopCond", [test], cond_context, [(dtypes.bool_, _SCALAR)], name="LoopCond")
 
         # Route every loop variable to Exit or into the body.
         carried = merges + ([counter] if counter is not None else []) + ([token] if token is not None else [])
-        switches = [lowering.add("Switch", [m.outputs[0], loop_cond.outputs[0]], self.here,
-                                 [(m.outputs[0].dtype, m.outputs[0].shape)] * 2) for m in carried]
+        routed = [m.outputs[0] for m in merges + ([counter] if counter is not None else [])]
+        routed += [after_cond.outputs[0]] if token is not None else []
+        switches = [lowering.add("Switch", [value, loop_cond.outputs[0]], self.here, [(value.dtype, value.shape)] * 2)
+                    for value in routed]
         exits = [lowering.add("Exit", [s.outputs[0]], self.here, [(v.dtype, v.shape)])
                  for s, v in zip(switches, node.outputs)]
         pivot = lowering.identity(switches[0].outputs[1], self.here, "pivot")
