@@ -59,20 +59,35 @@ class _Run:
 def run_kernel(node, args) -> list:
     """`node`'s numpy kernel from the registry applied to `args`: its outputs as a list.
 
-    A failure is raised as the node's (`autoloop.execute.errors`). Shared by
-    every executor that runs ordinary ops one node at a time.
+    A failure is raised as the node's (`autoloop.execute.errors`).
+    """
+    return kernel_of(node)(args)
+
+
+def kernel_of(node):
+    """``run(args) -> outputs as a list``: `node`'s numpy kernel with its attrs, looked up once.
+
+    Shared by every executor that runs ordinary ops one node at a time; a
+    failure is raised as the node's (`autoloop.execute.errors`).
     """
     if node.op == "Const":
-        return [node.attrs["value"]]
+        value = [node.attrs["value"]]
+        return lambda args: value
     kernel = registry.get(node.op).kernel_for("numpy").fn
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
-    try:
-        result = kernel(*args, **attrs)
-    except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
-        raise_for_node(node, error)
-    if not node.outputs:
-        return []
-    return list(result) if node.tuple_result else [result]
+    outputs = len(node.outputs)
+    tuple_result = node.tuple_result
+
+    def run(args):
+        try:
+            result = kernel(*args, **attrs)
+        except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
+            raise_for_node(node, error)
+        if not outputs:
+            return []
+        return list(result) if tuple_result else [result]
+
+    return run
 
 
 # -- control flow: the "interpret" rules of the ops in autoloop.ir.control_flow -------------

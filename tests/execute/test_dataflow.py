@@ -324,23 +324,23 @@ def test_independent_large_kernels_run_at_the_same_time_on_the_pool():
     np.testing.assert_array_equal(second, BIG + 1)
 
 
-def test_one_worker_runs_everything_on_the_calling_thread():
+def test_one_worker_runs_everything_on_the_calling_thread(monkeypatch):
     graph = _graph(lambda x: al.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (0, x))[1], BIG + 1,
                    autograph=False)
-    names = []
-    original = dataflow_executor.run_kernel
+    threads = []
+    original = dataflow_executor.kernel_of
 
-    def spy(node, args):
-        names.append(threading.current_thread().name)
-        return original(node, args)
+    def spying(node):
+        kernel = original(node)
+        return lambda args: (threads.append(threading.current_thread().name), kernel(args))[1]
 
-    dataflow_executor.run_kernel = spy
-    try:
-        (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=1)
-    finally:
-        dataflow_executor.run_kernel = original
+    monkeypatch.setattr(dataflow_executor, "kernel_of", spying)
+    (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=1)
     np.testing.assert_array_equal(x, BIG + 8)
-    assert set(names) == {threading.current_thread().name}
+    assert threads and set(threads) == {threading.current_thread().name}
+    threads.clear()
+    dataflow.call(dataflow.lower(graph), BIG + 1, workers=2)  # the large multiplications go to the pool
+    assert len(set(threads)) == 2
 
 
 # -- effects and failures ---------------------------------------------------------------------------------

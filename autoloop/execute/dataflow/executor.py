@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from autoloop.errors import InvalidArgumentError
-from autoloop.execute.interpreter import run_kernel
+from autoloop.execute.interpreter import kernel_of
 from autoloop.ir.effects import has_effects
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
@@ -57,6 +57,7 @@ class _Dead:
 DEAD = _Dead()
 _TOKEN = np.True_  # what a live Token carries
 _CONTROL = -1  # the slot of an ordering edge
+_BRANCH_MERGE, _LOOP_MERGE = 1, 2
 
 
 def call(graph, *inputs, workers: int | None = None) -> tuple:
@@ -115,6 +116,13 @@ class _Plan:
             self.fetched[(id(value.node), value.index)].append(position)
         self.offloadable = [node.op not in _MACHINERY and node.op != "Const" and not (
             node.source is not None and has_effects(node.source)) for node in self.nodes]
+        self.kernels = [kernel_of(node.source if node.source is not None else node)
+                        if node.op not in _MACHINERY else None for node in self.nodes]
+        self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
+                       _BRANCH_MERGE if node.op == "Merge" else 0 for node in self.nodes]
+        self.fetched_outputs = [[self.fetched.get((id(node), index), ()) for index in range(len(node.outputs))]
+                                if any((id(node), index) in self.fetched for index in range(len(node.outputs)))
+                                else None for node in self.nodes]
         self.start = [k for k, node in enumerate(self.nodes)
                       if self.waits_for[k] == 0 and node.op != "Placeholder"]
 
@@ -200,6 +208,7 @@ class _Run:
         self.in_flight = 0
         self.pool = None
         self.failures: list = []
+        self.handlers = [_HANDLERS.get(node.op, _Run._kernel).__get__(self) for node in plan.nodes]
 
     # -- the loop ------------------------------------------------------------------------
     def execute(self) -> list:
@@ -224,11 +233,12 @@ class _Run:
         return self.results
 
     def _loop(self) -> None:
-        ready, done = self.ready, self.done_queue
+        ready, done, handlers = self.ready, self.done_queue, self.handlers
         while True:
             while ready and not self.failures:
-                self._process(*ready.popleft())
-                while not done.empty():
+                node, iteration, values, dead = ready.popleft()
+                handlers[node](node, iteration, values, dead)
+                while self.in_flight and not done.empty():
                     self._finish_kernel(*done.get())
             if self.in_flight == 0:
                 return
@@ -238,9 +248,6 @@ class _Run:
         iteration.outstanding += 1
         self.ready.append((node, iteration, values, dead))
 
-    def _process(self, node: int, iteration: _Iteration, values, dead: bool) -> None:
-        _HANDLERS.get(self.plan.nodes[node].op, _Run._kernel)(self, node, iteration, values, dead)
-
     def _done_with(self, iteration: _Iteration) -> None:
         iteration.outstanding -= 1
         if iteration.outstanding == 0:
@@ -249,16 +256,18 @@ class _Run:
     # -- moving values -------------------------------------------------------------------------
     def _deliver(self, reader: int, slot: int, value, iteration: _Iteration) -> None:
         plan = self.plan
-        node = plan.nodes[reader]
-        if node.op == "Merge":
-            self._merge_input(reader, node, value, iteration)
+        merge = plan.merges[reader]
+        if merge:
+            self._merge_input(reader, merge, value, iteration)
             return
         waiting = iteration.pending.get(reader)
         if waiting is None:
-            if plan.waits_for[reader] == 1:
-                self._push(reader, iteration, [value] if slot != _CONTROL else [], value is DEAD)
+            waits_for = plan.waits_for[reader]
+            if waits_for == 1:
+                iteration.outstanding += 1
+                self.ready.append((reader, iteration, [value] if slot != _CONTROL else [], value is DEAD))
                 return
-            waiting = iteration.pending[reader] = [plan.waits_for[reader], [None] * len(node.inputs), False]
+            waiting = iteration.pending[reader] = [waits_for, [None] * len(plan.nodes[reader].inputs), False]
         if slot != _CONTROL:
             waiting[1][slot] = value
         if value is DEAD:
@@ -268,13 +277,13 @@ class _Run:
             del iteration.pending[reader]
             self._push(reader, iteration, waiting[1], waiting[2])
 
-    def _merge_input(self, reader: int, node, value, iteration: _Iteration) -> None:
-        if node.attrs.get("loop"):  # one input per iteration: the Enter's, then NextIteration's
+    def _merge_input(self, reader: int, merge: int, value, iteration: _Iteration) -> None:
+        if merge == _LOOP_MERGE:  # one input per iteration: the Enter's, then NextIteration's
             self._push(reader, iteration, [value], value is DEAD)
             return
         state = iteration.pending.get(reader)
         if state is None:
-            state = iteration.pending[reader] = [len(node.inputs), False]
+            state = iteration.pending[reader] = [len(self.plan.nodes[reader].inputs), False]
         state[0] -= 1
         if value is not DEAD and not state[1]:
             state[1] = True
@@ -287,16 +296,20 @@ class _Run:
     def _emit(self, node: int, iteration: _Iteration, outputs, dead: bool) -> None:
         """Send `node`'s outputs (all dead if `dead`) to its readers in `iteration`."""
         plan = self.plan
+        deliver = self._deliver
         for index, readers in enumerate(plan.readers[node]):
             value = DEAD if dead else outputs[index]
             for reader, slot in readers:
-                self._deliver(reader, slot, value, iteration)
-        control = DEAD if dead else _TOKEN
-        for reader in plan.control_readers[node]:
-            self._deliver(reader, _CONTROL, control, iteration)
-        if iteration.frame_run.parent is None:
-            for index in range(len(plan.readers[node])):
-                for position in plan.fetched.get((id(plan.nodes[node]), index), ()):
+                deliver(reader, slot, value, iteration)
+        control_readers = plan.control_readers[node]
+        if control_readers:
+            control = DEAD if dead else _TOKEN
+            for reader in control_readers:
+                deliver(reader, _CONTROL, control, iteration)
+        fetched = plan.fetched_outputs[node]
+        if fetched is not None and iteration.frame_run.parent is None:
+            for index, positions in enumerate(fetched):
+                for position in positions:
                     self.results[position] = DEAD if dead else outputs[index]
                     self.received[position] = True
 
@@ -306,26 +319,25 @@ class _Run:
             self._emit(node, iteration, (), True)
             self._done_with(iteration)
             return
-        lowered = self.plan.nodes[node]
-        source = lowered.source if lowered.source is not None else lowered
-        if self.workers > 1 and self.plan.offloadable[node] and _elements(values) >= OFFLOAD_ELEMENTS:
+        kernel = self.plan.kernels[node]
+        if self.workers > 1 and self.plan.offloadable[node] and _large(values):
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
             self.in_flight += 1
-            self.pool.submit(self._run_in_pool, node, iteration, source, values)
+            self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
             return
         try:
-            results = run_kernel(source, values)
+            results = kernel(values)
         except Exception as error:  # noqa: BLE001 - reported after the run stops, first in program order
             self._fail(node, iteration, error)
             return
         self._emit(node, iteration, results, False)
         self._done_with(iteration)
 
-    def _run_in_pool(self, node, iteration, source, values) -> None:
+    def _run_in_pool(self, node, iteration, kernel, values) -> None:
         try:
             with np.errstate(all="ignore"):
-                self.done_queue.put((node, iteration, run_kernel(source, values), None))
+                self.done_queue.put((node, iteration, kernel(values), None))
         except BaseException as error:  # noqa: BLE001 - handed to the scheduling thread
             self.done_queue.put((node, iteration, None, error))
 
@@ -451,8 +463,13 @@ class _Run:
                                  f"was not taken")
 
 
-def _elements(values) -> int:
-    return sum(v.size for v in values if isinstance(v, np.ndarray))
+def _large(values) -> bool:
+    """Whether a kernel reading `values` is worth a trip to the thread pool."""
+    total = 0
+    for value in values:
+        if isinstance(value, np.ndarray):
+            total += value.size
+    return total >= OFFLOAD_ELEMENTS
 
 
 def _program_position(node, iteration: _Iteration) -> tuple:
