@@ -23,23 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
+from bench_loops import best_time  # best of several runs after a warm-up
 
 import autoloop as al
 import autoloop.compat.v1 as tf
 from autoloop.execute import dataflow
-
-
-def best_time(fn, repeats: int) -> float:
-    fn()  # warm-up: lowering, caches, thread start
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def non_strict(elements: int, iterations: int, repeats: int) -> list[tuple[str, float]]:
