@@ -79,6 +79,16 @@ class Node:
     def subgraphs(self) -> list[Graph]:
         return [v for v in self.attrs.values() if isinstance(v, Graph)]
 
+    # Filled by autoloop.compat.v1: ``run(node, feed_dict, session)`` in a Session (TF1's
+    # ``tensor.op.run()``). A plugin hook set once at import, like ``Tensor.eval``'s.
+    session_run = None
+
+    def run(self, feed_dict=None, session=None):
+        """Run this node in `session` (default: the default ``compat.v1.Session``) for its effect."""
+        if Node.session_run is None:
+            raise NotImplementedError("running a node needs autoloop.compat.v1's Session")
+        Node.session_run(self, feed_dict, session)
+
     def __repr__(self):
         inputs = ", ".join(v.name for v in self.inputs)
         return f"<Node {self.name} = {self.op}({inputs})>"

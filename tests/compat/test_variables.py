@@ -55,6 +55,8 @@ def test_assignments_return_the_new_value_and_reads_see_them(graph):
         np.testing.assert_array_equal(v.eval(), [3.0, 5.0])
         np.testing.assert_array_equal(sess.run(put), [7.0, 8.0])
         np.testing.assert_array_equal(sess.run(v), [7.0, 8.0])
+        add.op.run()  # TF1's way to run an update for its effect
+        np.testing.assert_array_equal(v.eval(), [8.0, 10.0])
     with pytest.raises(TypeError, match="cannot assign a int32 value to a float32 variable"):
         v.assign(al.constant([1, 2]))
 

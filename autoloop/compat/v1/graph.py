@@ -63,9 +63,7 @@ class Graph:
     """A TF1 graph: ops added while it is the default graph, run by a `Session`."""
 
     def __init__(self):
-        self._graph = ir_graph.Graph("graph")
-        self._graph.tf1_style = True  # ops run when needed, ordered by data and control_dependencies
-        self._graph.v1_graph = self  # which Graph a node's graph belongs to (for Session's checks)
+        self._graph = _IRGraph(self)
         self.variables: dict = {}  # full name -> Variable, the global variables collection
         self._lock = threading.Lock()
         self._lowered = (None, None)  # (node count when lowered, the dataflow form)
@@ -96,6 +94,15 @@ class Graph:
 
     def __repr__(self):
         return f"<autoloop.compat.v1.Graph: {len(self._graph.nodes)} nodes>"
+
+
+class _IRGraph(ir_graph.Graph):
+    """The IR graph of a TF1 `Graph`: TF1-style at its top level, and knowing its owner."""
+
+    def __init__(self, owner: Graph):
+        super().__init__("graph")
+        self.tf1_style = True  # ops run when needed, ordered by data and control_dependencies
+        self.owner = owner
 
 
 class _Defaults:
@@ -157,7 +164,7 @@ def v1_graph_of(graph) -> Graph | None:
     """The `Graph` an IR graph (or one of its sub-graphs) belongs to, or None for a traced function's."""
     while graph.parent is not None:
         graph = graph.parent
-    return getattr(graph, "v1_graph", None)
+    return graph.owner if isinstance(graph, _IRGraph) else None
 
 
 # -- operations and ordering ---------------------------------------------------------------------
@@ -185,8 +192,7 @@ class Operation:
 
     def run(self, feed_dict=None, session=None):
         """Run this operation in `session` (default: the default Session)."""
-        from autoloop.compat.v1.session import session_or_default
-        session_or_default(session, f"run {self.name}").run(self, feed_dict=feed_dict)
+        self.node.run(feed_dict=feed_dict, session=session)
 
     def __repr__(self):
         return f"<autoloop.compat.v1.Operation {self.name!r} type={self.type}>"

@@ -27,6 +27,7 @@ from autoloop import dtypes, nest
 from autoloop.compat.v1.graph import Operation, ThreadStack, get_default_graph, v1_graph_of
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute import dataflow
+from autoloop.ir import graph as ir_graph
 from autoloop.ops.v1_ops import VariableCell
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor, check_conversion
@@ -133,8 +134,8 @@ class Session:
 
     def _cell(self, variable) -> VariableCell:
         cell = self._cells.get(variable)
-        if cell is None:
-            cell = self._cells[variable] = VariableCell(variable._name)
+        if cell is None:  # setdefault: threads running at once agree on one cell
+            cell = self._cells.setdefault(variable, VariableCell(variable._name))
         return cell
 
     # -- lifetime and defaults ---------------------------------------------------------------------
@@ -204,4 +205,10 @@ def _evaluate_in_default_session(tensor, feed_dict):
     return session.run(tensor, feed_dict=feed_dict)
 
 
+def _run_node(node, feed_dict, session):
+    """``tensor.op.run()``: run the node in `session` or the default Session."""
+    session_or_default(session, f"run {node.name}").run(Operation(node), feed_dict=feed_dict)
+
+
 Tensor.default_session_evaluate = _evaluate_in_default_session
+ir_graph.Node.session_run = _run_node

@@ -104,8 +104,12 @@ class _Plan:
             for before in node.control_inputs:
                 self.control_readers[index[id(before)]].append(k)
             self.waits_for[k] = len(node.inputs) + len(node.control_inputs)
-        self.fed_readers = [(value, [(index[id(r)], slot) for r, slot in self._readers_of(value, needed)])
-                            for value in feeds]
+        fed_readers: dict[int, list] = {id(value): [] for value in feeds}
+        for k, node in enumerate(self.nodes):
+            for slot, value in enumerate(node.inputs):
+                if id(value) in fed:
+                    fed_readers[id(value)].append((k, slot))
+        self.fed_readers = [(value, fed_readers[id(value)]) for value in feeds]
         self.enters = collections.Counter(id(n.frame) for n in self.nodes if n.op == "Enter")
         self.exits: dict[int, list[int]] = collections.defaultdict(list)
         for k, node in enumerate(self.nodes):
@@ -148,12 +152,6 @@ class _Plan:
                     f"needs a value: pass it in feed_dict, for example feed_dict={{{node.name}: ...}}")
         return needed
 
-    def _readers_of(self, value, needed):
-        for node in self.graph.nodes:
-            if id(node) in needed:
-                for slot, read in enumerate(node.inputs):
-                    if read is value:
-                        yield node, slot
 
 
 # -- the state of one run ----------------------------------------------------------------------
