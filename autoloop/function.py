@@ -76,6 +76,9 @@ class ConcreteFunction:
         self._structured_outputs = structured_outputs
         self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
         self._compiled = None
+        # The common result, one tensor, skips the general packing (0.8 µs of a 2 µs call).
+        one_tensor = type(structured_outputs) is Tensor and [leaf for leaf, _ in output_leaves] == [structured_outputs]
+        self._pack = _pack_one_tensor if one_tensor else self._pack_results
 
     @property
     def inputs(self):
@@ -93,7 +96,9 @@ class ConcreteFunction:
 
     def run_flat(self, arrays):
         """Run on numpy input values; the structured result of eager tensors."""
-        results = self.compiled(*arrays)
+        return self._pack(self.compiled(*arrays))
+
+    def _pack_results(self, results):
         leaves, position = [], 0
         for template, count in self._output_leaves:
             if count is None:
@@ -176,12 +181,12 @@ class Function:
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
             return self._target(*args, **kwargs)  # called while tracing: inline
-        fast_key = _fast_key(args) if self._fast_path and not kwargs else None
+        fast_key, arrays = _fast_inputs(args) if self._fast_path and not kwargs else (None, None)
         if fast_key is not None:
             concrete = self._fast_traces.get(fast_key)
             if concrete is not None:
                 self._tracing_calls_in_a_row = 0
-                return concrete.run_flat([a._numpy for a in args])
+                return concrete.run_flat(arrays)
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
         if fast_key is not None:
             self._fast_traces[fast_key] = concrete
@@ -364,21 +369,27 @@ def _defaults_are_python(signature) -> bool:
     return not any(_is_input(p.default) for p in signature.parameters.values())
 
 
-def _fast_key(args):
-    """The trace key when every argument is an eager tensor (the common call), else None.
+def _fast_inputs(args):
+    """(trace key, numpy values) when every argument is an eager tensor (the common call), else (None, None).
 
     Sound because defaults never change: the same tensors' dtypes and shapes
     select the same trace that the full key would.
     """
-    key = []
+    key, arrays = [], []
     for arg in args:
-        if type(arg) is not Tensor or arg._value is not None:
-            return None
+        if type(arg) is not Tensor:
+            return None, None
         value = arg._numpy
-        if not isinstance(value, np.ndarray | np.generic):
-            return None
-        key.append((value.dtype, value.shape))
-    return tuple(key)
+        try:
+            key.append((value.dtype, value.shape))
+        except AttributeError:  # a symbolic tensor (no value) or a TensorArray's list
+            return None, None
+        arrays.append(value)
+    return tuple(key), arrays
+
+
+def _pack_one_tensor(results):
+    return eager(results[0])
 
 
 def _is_input(leaf) -> bool:

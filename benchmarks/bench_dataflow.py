@@ -14,25 +14,27 @@
    executor against the compiled executor, which runs the loop as a Python
    ``while`` over numpy scalars.
 
-Best of several runs after a warm-up; ratios are measured in the same
-process. The load average is printed with the numbers: other work on the
-machine takes cores away from the thread pool.
+Timing follows `harness` (interleaved rounds, medians with min–max, ratios
+within a round). The machine's load is printed with the numbers: other work
+takes cores away from the thread pool, and then no speed-up can show.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
-from bench_loops import best_time  # best of several runs after a warm-up
+from harness import environment, interleaved
 
 import autoloop as al
 import autoloop.compat.v1 as tf
 from autoloop.execute import dataflow
 
+SERIAL = "Session, parallel_iterations=1"
+COMPILED = "compiled executor"
 
-def non_strict(elements: int, iterations: int, repeats: int) -> list[tuple[str, float]]:
+
+def non_strict(elements: int, iterations: int, rounds: int) -> dict:
     data = np.random.default_rng(0).random(elements, dtype=np.float32)
 
     def loop(x, parallel_iterations=10):
@@ -40,61 +42,73 @@ def non_strict(elements: int, iterations: int, repeats: int) -> list[tuple[str, 
         return al.while_loop(lambda i, acc: i < iterations, body, (al.constant(0), al.constant(0.0)),
                              parallel_iterations=parallel_iterations)[1]
 
-    rows, results = [], []
+    impls, results = {}, {}
     for parallel_iterations in (1, 10):
         graph = tf.Graph()
         with graph.as_default():
             x = tf.placeholder(tf.float32, shape=[elements])
             total = loop(x, parallel_iterations)
         session = tf.Session(graph=graph)
-        seconds = best_time(lambda: results.append(session.run(total, {x: data})), repeats)
-        rows.append((f"Session, parallel_iterations={parallel_iterations}", seconds))
-
+        name = f"Session, parallel_iterations={parallel_iterations}"
+        results[name] = session.run(total, {x: data})
+        impls[name] = lambda session=session, total=total, x=x: session.run(total, {x: data})
     compiled = al.function(loop, autograph=False)
-    rows.append(("compiled executor (@autoloop.function)", best_time(lambda: results.append(compiled(data).numpy()),
-                                                                     repeats)))
-    assert len({float(r) for r in results}) == 1, f"the runs disagree: {set(results)}"
-    return rows
+    results[f"{COMPILED} (@autoloop.function)"] = compiled(data).numpy()
+    impls[f"{COMPILED} (@autoloop.function)"] = lambda: compiled(data)
+    if len({float(value) for value in results.values()}) != 1:
+        raise AssertionError(f"the executors disagree: {results}")
+    return interleaved(impls, rounds, baseline=SERIAL)
 
 
-def sum_square_per_iteration(dataflow_n: int, compiled_n: int, repeats: int) -> list[tuple[str, float]]:
+def sum_square(iterations: int, rounds: int) -> dict:
     def sum_square(n):
         return al.while_loop(lambda i, r: i < n, lambda i, r: (i + 1, r + i * i), (al.constant(0), al.constant(0)))[1]
 
     concrete = al.function(sum_square, autograph=False).get_concrete_function(al.constant(0))
-    rows = []
+    n = np.int32(iterations)
+    expected = concrete.compiled(n)[0]
+    impls = {COMPILED: lambda: concrete.compiled(n)}
     for parallel_iterations in (1, 10):
         lowered = dataflow.lower(concrete.graph, parallel_iterations)
-        seconds = best_time(lambda: dataflow.call(lowered, np.int32(dataflow_n)), repeats)
-        rows.append((f"dataflow executor, parallel_iterations={parallel_iterations}", seconds / dataflow_n))
-    seconds = best_time(lambda: concrete.compiled(np.int32(compiled_n)), repeats)
-    rows.append(("compiled executor", seconds / compiled_n))
-    return rows
+        if dataflow.call(lowered, n)[0] != expected:
+            raise AssertionError("the dataflow executor disagrees with the compiled executor on sum_square")
+        impls[f"dataflow executor, parallel_iterations={parallel_iterations}"] = \
+            lambda lowered=lowered: dataflow.call(lowered, n)
+    return interleaved(impls, rounds, baseline=COMPILED)
 
 
-def main() -> None:
+def report(quick: bool = False, rounds: int = 7) -> str:
+    elements, iterations, loop_iterations = (1 << 14, 6, 300) if quick else (1 << 20, 40, 20_000)
+    lines = ["```", *environment(), "```", ""]
+    timings = non_strict(elements, iterations, rounds)
+    lines += [f"Non-strict loop in a Session: {iterations} iterations over {elements:,} float32 elements "
+              f"(median with min–max over {rounds} interleaved rounds):", "",
+              "| executor | time | speed-up over parallel_iterations=1 (same round) |", "| --- | --- | --- |"]
+    for name, timing in timings.items():
+        seconds, ratio = timing.seconds, timing.ratio
+        lines.append(f"| {name} | {_ms(seconds.median)} ({_ms(seconds.low)}–{_ms(seconds.high)}) | "
+                     f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) |")
+    timings = sum_square(loop_iterations, rounds)
+    lines += ["", f"sum_square, {loop_iterations:,} iterations: time per iteration (median over {rounds} rounds):", "",
+              "| executor | per iteration | against the compiled executor (same round) |", "| --- | --- | --- |"]
+    for name, timing in timings.items():
+        lines.append(f"| {name} | {timing.seconds.median / loop_iterations * 1e6:.2f} µs | "
+                     f"{timing.ratio.median:.0f}x |")
+    return "\n".join(lines)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    options = parser.parse_args()
-    elements, iterations, repeats = (1 << 16, 8, 2) if options.quick else (1 << 20, 40, 5)
-    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"{os.cpu_count()} cores, load average {load}, numpy {np.__version__}\n")
-
-    rows = non_strict(elements, iterations, repeats)
-    single = rows[0][1]
-    print(f"Non-strict loop, {iterations} iterations over {elements:,} float32 elements (best of {repeats}):\n")
-    print("| executor | time | speed-up over parallel_iterations=1 |\n| --- | --- | --- |")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds * 1e3:.0f} ms | {single / seconds:.2f}x |")
-
-    dataflow_n, compiled_n = (2_000, 20_000) if options.quick else (20_000, 200_000)
-    rows = sum_square_per_iteration(dataflow_n, compiled_n, repeats)
-    compiled = rows[-1][1]
-    print(f"\nsum_square, time per iteration (best of {repeats}):\n")
-    print("| executor | per iteration | against the compiled executor |\n| --- | --- | --- |")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds * 1e6:.2f} µs | {seconds / compiled:.0f}x |")
+    parser.add_argument("--rounds", type=int, default=7)
+    options = parser.parse_args(argv)
+    print(report(options.quick, 2 if options.quick else options.rounds))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

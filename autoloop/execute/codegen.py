@@ -30,6 +30,8 @@ from __future__ import annotations
 import functools
 import itertools
 
+import numpy as np
+
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ir.graph import Graph, Node, Value
@@ -41,7 +43,7 @@ class Generator:
 
     def __init__(self, check: bool = False):
         self.lines: list[str] = []
-        self.namespace: dict[str, object] = {}
+        self.namespace: dict[str, object] = {"np": np}  # expression templates may name numpy
         self.names: dict[Value, str] = {}
         self.line_nodes: dict[int, Node] = {}
         self.check = check
@@ -97,7 +99,7 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
     args = [gen.names[v] for v in node.inputs]
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
     kernel = registry.get(node.op).kernel_for("numpy")
-    template = kernel.expr(attrs) if callable(kernel.expr) else kernel.expr
+    template = _template(kernel, node, attrs)
     if template is not None:
         call = template.format(*args)
     else:
@@ -112,6 +114,17 @@ def write_generic(gen: Generator, node: Node, indent: int) -> None:
         gen.line(indent, f"{', '.join(targets)}, = {call}", node)
     else:
         gen.line(indent, f"{targets[0]} = {call}", node)
+
+
+def _template(kernel, node: Node, attrs) -> str | None:
+    """The kernel's inline expression: its scalar form where tracing proved every input a scalar."""
+    if kernel.scalar_expr is not None and all(v.shape.rank == 0 for v in node.inputs):
+        scalar = kernel.scalar_expr
+        if callable(scalar):
+            scalar = scalar(attrs, [v.dtype for v in node.inputs])
+        if scalar is not None:
+            return scalar
+    return kernel.expr(attrs) if callable(kernel.expr) else kernel.expr
 
 
 def _all_folded(node: Node) -> bool:

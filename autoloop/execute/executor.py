@@ -24,6 +24,27 @@ from autoloop.shapes import TensorShape
 _serial = itertools.count()
 
 
+class _Errstate:
+    """numpy 1.x: the error state set and reset through `np.errstate` (numpy 2 has a context variable)."""
+
+    @staticmethod
+    def set(_ignored):
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    @staticmethod
+    def reset(state):
+        state.__exit__(None, None, None)
+
+
+try:  # numpy >= 2 keeps the floating-point error state in a context variable
+    from numpy._core.umath import _extobj_contextvar as _ERROR_STATE, _make_extobj
+    _IGNORE_ALL = _make_extobj(all="ignore")
+except ImportError:
+    _ERROR_STATE, _IGNORE_ALL = _Errstate, None
+
+
 class CompiledGraph:
     """`graph` as a Python callable; `source` is the generated code."""
 
@@ -40,9 +61,11 @@ class CompiledGraph:
         self._run = namespace["run"]
 
     def __call__(self, *inputs):
+        # np.errstate(all="ignore") costs about 0.8 µs a call; setting numpy's error state to a
+        # prebuilt value costs 0.1 µs and is as thread-safe (a context variable).
+        token = _ERROR_STATE.set(_IGNORE_ALL)
         try:
-            with np.errstate(all="ignore"):
-                return self._run(*inputs)
+            return self._run(*inputs)
         except Exception as error:
             self._reraise(error)
         except KeyboardInterrupt as interrupt:
@@ -52,6 +75,8 @@ class CompiledGraph:
                 node = self._failing_node(interrupt.__traceback__)
                 interrupt.autoloop_location = node.location if node is not None else None
             raise
+        finally:
+            _ERROR_STATE.reset(token)
 
     def _reraise(self, error: Exception):
         node = self._failing_node(error.__traceback__)

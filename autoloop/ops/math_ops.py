@@ -31,9 +31,28 @@ def _is_python(value) -> bool:
     return isinstance(value, bool | int | float | list | tuple)
 
 
-def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None):
-    register(OpDef(name, kernel=kernel, infer=infer.elementwise(allowed, result_dtype)(name), expr=expr))
+def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None):
+    register(OpDef(name, kernel=kernel, infer=infer.elementwise(allowed, result_dtype)(name), expr=expr,
+                   scalar_expr=scalar_expr))
 
+
+def _extreme_scalar_expr(ufunc_name, wins, loses):
+    """Maximum/Minimum of two scalars without a ufunc call (0.5 µs): pick one operand.
+
+    Integers: the winning comparison decides. Floats: a strict comparison
+    either way decides; a tie or a NaN falls back to the ufunc, whose rule for
+    signed zeros differs between dtypes and CPUs (float16's maximum(0.0, -0.0)
+    is 0.0, float32's with AVX-512 is -0.0).
+    """
+    def scalar_expr(attrs, types):
+        if types[0].is_floating:
+            return "({0} if {0} %s {1} else {1} if {0} %s {1} else np.%s({0}, {1}))" % (wins, loses, ufunc_name)
+        return "({0} if {0} %s {1} else {1})" % wins
+    return scalar_expr
+
+
+BOOL = dtypes.bool_
+_NOT_SCALAR = "(np.False_ if {0} else np.True_)"  # `~` and np.logical_not on a bool scalar: 0.1-0.3 µs
 
 # -- binary arithmetic -----------------------------------------------------
 _register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})")
@@ -41,9 +60,12 @@ _register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})")
 _register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})")
 _register_elementwise("FloorDiv", np.floor_divide, infer.NUMERIC, "({0} // {1})")
 _register_elementwise("FloorMod", np.mod, infer.NUMERIC, "({0} % {1})")
-_register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})")
-_register_elementwise("Maximum", np.maximum, infer.NUMERIC)
-_register_elementwise("Minimum", np.minimum, infer.NUMERIC)
+# On float scalars, numpy's `**` is C pow while np.power takes sqrt for an exponent of 0.5:
+# (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan.
+_register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})",
+                      scalar_expr=lambda attrs, types: "np.power({0}, {1})" if types[0].is_floating else None)
+_register_elementwise("Maximum", np.maximum, infer.NUMERIC, scalar_expr=_extreme_scalar_expr("maximum", ">", "<"))
+_register_elementwise("Minimum", np.minimum, infer.NUMERIC, scalar_expr=_extreme_scalar_expr("minimum", "<", ">"))
 _register_elementwise("BitwiseAnd", np.bitwise_and, infer.INTEGERS_AND_BOOL, "({0} & {1})")
 _register_elementwise("BitwiseOr", np.bitwise_or, infer.INTEGERS_AND_BOOL, "({0} | {1})")
 _register_elementwise("BitwiseXor", np.bitwise_xor, infer.INTEGERS_AND_BOOL, "({0} ^ {1})")
@@ -72,22 +94,33 @@ def _divide_kernel(x, y):
     return np.true_divide(x.astype(target), y.astype(target))
 
 
-register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer))
+def _divide_scalar_expr(attrs, input_dtypes):
+    """numpy's `/` where it gives TensorFlow's dtype: floats, and int32/int64 (float64); not int8/int16/uint8."""
+    dtype = input_dtypes[0]
+    return "({0} / {1})" if dtype.is_floating or _quotient_dtype(dtype) is dtypes.float64 else None
+
+
+register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer, scalar_expr=_divide_scalar_expr))
 
 # -- comparisons -------------------------------------------------------------
 for _name, _kernel, _expr in [("Less", np.less, "({0} < {1})"), ("LessEqual", np.less_equal, "({0} <= {1})"),
                               ("Greater", np.greater, "({0} > {1})"),
                               ("GreaterEqual", np.greater_equal, "({0} >= {1})")]:
     _register_elementwise(_name, _kernel, infer.NUMERIC, _expr, result_dtype=dtypes.bool_)
-for _name, _kernel in [("Equal", np.equal), ("NotEqual", np.not_equal)]:
-    _register_elementwise(_name, _kernel, infer.ALL, result_dtype=dtypes.bool_)
+# numpy compares bool scalars through the ufunc (0.6 µs); xor is its fast path.
+for _name, _kernel, _expr, _bool_scalar_expr in [
+        ("Equal", np.equal, "({0} == {1})", "(np.False_ if {0} ^ {1} else np.True_)"),
+        ("NotEqual", np.not_equal, "({0} != {1})", "({0} ^ {1})")]:
+    _register_elementwise(_name, _kernel, infer.ALL, _expr, result_dtype=dtypes.bool_,
+                          scalar_expr=lambda attrs, types, form=_bool_scalar_expr: form if types[0] is BOOL else None)
 
 # -- unary -------------------------------------------------------------------
 _register_elementwise("Neg", np.negative, infer.SIGNED, "(-{0})")
-_register_elementwise("Abs", np.abs, infer.SIGNED)
+_register_elementwise("Abs", np.abs, infer.SIGNED, "abs({0})")
 _register_elementwise("Square", np.square, infer.NUMERIC, "({0} * {0})")
-_register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,))
-_register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})")
+_register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,), scalar_expr=_NOT_SCALAR)
+_register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})",
+                      scalar_expr=lambda attrs, types: _NOT_SCALAR if types[0] is BOOL else None)
 for _name, _kernel in [("Sqrt", np.sqrt), ("Exp", np.exp), ("Log", np.log), ("Sin", np.sin),
                        ("Cos", np.cos), ("Tanh", np.tanh)]:
     _register_elementwise(_name, _kernel, infer.FLOATS)

@@ -25,6 +25,13 @@ Contracts:
   (``{0}``, ``{1}``, ...), or a function of the attrs returning one, that
   computes the same as ``kernel``; the compiled executor inlines it instead
   of calling the kernel.
+- ``scalar_expr``, when given, replaces ``expr`` where tracing proved every
+  input a scalar (shape ``()``): a cheap form that only holds for scalars,
+  such as ``({0} if {0} > {1} else {1})`` for Maximum, where a numpy ufunc
+  on scalars costs 0.5 µs. A function of the attrs and the input dtypes may
+  return one, or None (then ``expr`` or the kernel). It must give the
+  kernel's exact values and dtype (numpy scalars, never Python numbers).
+  Templates may name numpy as ``np``.
 - ``kernels`` maps other backends to their kernel (a callable, or a
   ``"module:function"`` string imported on first use, so ``import autoloop``
   never imports jax). `OpDef.kernel_for` looks one up.
@@ -56,31 +63,34 @@ class Spec(NamedTuple):
 
 
 class Kernel(NamedTuple):
-    """How an op runs on one backend: a function and, for numpy, an optional inline template."""
+    """How an op runs on one backend: a function and, for numpy, optional inline templates."""
 
     fn: Callable
     expr: str | Callable | None = None
+    scalar_expr: str | Callable | None = None
 
 
 class OpDef:
     """One op: its rule, gradient and kernels; see the module docstring."""
 
-    __slots__ = ("name", "kernel", "infer", "expr", "gradient", "stateful", "kernels")
+    __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
                  expr: str | Callable | None = None, gradient: Callable | str | None = None,
-                 stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None):
+                 stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None,
+                 scalar_expr: str | Callable | None = None):
         if infer is None:
             raise TypeError(f"op {name!r} needs an infer rule")
         self.name = name
         self.kernel = kernel  # the numpy kernel (also kernels["numpy"].fn)
         self.expr = expr  # its inline template (also kernels["numpy"].expr)
+        self.scalar_expr = scalar_expr  # its inline template on scalars (also kernels["numpy"].scalar_expr)
         self.infer = infer
         self.gradient = gradient
         self.stateful = stateful
         self.kernels: dict[str, Kernel | str] = {}
         if kernel is not None:
-            self.kernels["numpy"] = Kernel(kernel, expr)
+            self.kernels["numpy"] = Kernel(kernel, expr, scalar_expr)
         for backend, rule in (kernels or {}).items():
             self.kernels[backend] = rule if isinstance(rule, Kernel | str) else Kernel(rule)
 

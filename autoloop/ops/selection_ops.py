@@ -132,7 +132,7 @@ def _select_infer(condition, x, y):
     return Spec(x.dtype, infer.broadcast_shapes("SelectV2", shape, y.shape))
 
 
-register(OpDef("SelectV2", kernel=np.where, infer=_select_infer))
+register(OpDef("SelectV2", kernel=np.where, infer=_select_infer, scalar_expr="({1} if {0} else {2})"))
 
 
 def _where_infer(condition):

@@ -1,0 +1,244 @@
+"""Run a generated program as plain Python and converted, and classify the outcome.
+
+Each program runs once as plain Python (the oracle) and then converted in
+four ways: `eager` (the converted function called outside any trace, on
+Python values), `python` (``@autoloop.function`` on Python values: every
+condition is a Python value, traced), `mixed` (some arguments tensors) and
+`tensor` (every argument a tensor, so most conditions are graph control
+flow). Each converted run gets one of four classes:
+
+- ``ok``: the same value as Python, or the same exception type;
+- ``wrong answer``: a value that differs from Python's, or a value where
+  Python raised;
+- ``internal error``: an exception where Python returned (or a different
+  exception type), that is not a documented limitation; also an error
+  message that shows autoloop's internal names or values;
+- ``documented limitation``: an error README and the API contract document
+  for graph control flow (for example ``try``/``except`` around a loop with a
+  tensor condition), raised with the user's line. Runs whose conditions are
+  all Python values have no limitations: there any error Python does not
+  raise is an internal error.
+
+    >>> outcome = run_program(generate(seed=0, index=3))
+    >>> outcome.worst().kind            # 'ok', 'wrong answer', ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import linecache
+import re
+import signal
+import traceback
+
+import numpy as np
+
+import autoloop as al
+from autoloop.compiler import conversion
+
+from tests.fuzz.generator import FUNCTION, Program
+
+OK, WRONG, INTERNAL, LIMITATION = "ok", "wrong answer", "internal error", "documented limitation"
+CLASSES = (OK, WRONG, INTERNAL, LIMITATION)
+SEVERITY = {OK: 0, LIMITATION: 1, INTERNAL: 2, WRONG: 3}
+MODES = ("eager", "python", "mixed", "tensor")
+TIMEOUT_S = 10
+
+# Errors the contract allows where graph control flow cannot follow Python:
+# (exception type, pattern its message must match). Each must also show the
+# user's line (a frame in the program's file).
+DOCUMENTED = (
+    (NotImplementedError, re.compile(r"try statement|global or nonlocal|cannot be converted")),
+    (ValueError, re.compile(r"is (None|a Python \w+|not assigned) (in the|after an iteration|before)")),
+    (TypeError, re.compile(r"loop variable .* (dtype|structure)|changes? (its )?(dtype|structure)")),
+)
+
+# Names that exist only in converted code or inside autoloop: a message
+# showing one leaks an internal detail to the user.
+INTERNAL_NAMES = re.compile(r"MaybeUndefined|Undefined\(|_NeedsPlan|TracedUnbound|retval_|do_return|"
+                            r"break_\d*\b|continue_\d*\b|loop_body|loop_cond|if_true|if_false|al__")
+
+
+@dataclasses.dataclass
+class Result:
+    """What one run returned or raised."""
+
+    value: object = None
+    error: BaseException | None = None
+
+    def describe(self) -> str:
+        if self.error is None:
+            return f"returned {self.value!r}"
+        return f"raised {type(self.error).__name__}: {_first_line(self.error)}"
+
+
+@dataclasses.dataclass
+class ModeOutcome:
+    mode: str
+    kind: str
+    result: Result
+    signature: str = ""  # for errors: type and message with names and numbers abstracted
+
+    def describe(self) -> str:
+        return f"{self.mode}: {self.kind}: {self.result.describe()}"
+
+
+@dataclasses.dataclass
+class Outcome:
+    """A program's Python result and the class of each converted run."""
+
+    program: Program
+    expected: Result
+    modes: list
+
+    def worst(self) -> ModeOutcome:
+        return max(self.modes, key=lambda m: SEVERITY[m.kind])
+
+
+class _Timeout(Exception):
+    """A run took longer than TIMEOUT_S (a program here ends in milliseconds)."""
+
+
+_serial = itertools.count()
+
+
+def load(source: str, name: str = FUNCTION):
+    """Define the functions in `source` as if from a file of their own; return `name`."""
+    filename = f"<fuzz program {next(_serial)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "fuzz_programs", "al": al}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def inspect_source(function) -> str:
+    """The whole source of the program `function` was loaded from."""
+    return "".join(linecache.getlines(function.__code__.co_filename))
+
+
+def timed_out(result: Result) -> bool:
+    return isinstance(result.error, _Timeout)
+
+
+def _call(function, args, timeout_s=TIMEOUT_S) -> Result:
+    def on_alarm(signum, frame):
+        raise _Timeout(f"no result after {timeout_s} s")
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(timeout_s)
+    try:
+        return Result(value=function(*args))
+    except _Timeout as error:
+        return Result(error=error)
+    except Exception as error:  # the program's own errors are results too
+        return Result(error=error)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def arguments(program: Program, mode: str) -> tuple:
+    """The arguments of `program` for a run in `mode` (some become tensors)."""
+    if mode in ("eager", "python"):
+        tensors = ()
+    elif mode == "tensor":
+        tensors = (0, 1, 2)
+    else:
+        tensors = program.mixed
+    return tuple(al.constant(value, dtype=al.int32) if position in tensors else _copy(value)
+                 for position, value in enumerate(program.args))
+
+
+def _copy(value):
+    return list(value) if isinstance(value, list) else value
+
+
+def run_mode(function, program: Program, mode: str, timeout_s=TIMEOUT_S) -> Result:
+    """`function` (the loaded ``generated``) converted and run as `mode` says."""
+    args = arguments(program, mode)
+    if mode == "eager":
+        try:
+            converted = conversion.convert(function)
+        except Exception as error:
+            return Result(error=error)
+        return _call(converted, args, timeout_s)
+    return _call(al.function(function), args, timeout_s)
+
+
+def run_program(program: Program, modes=MODES, source=None, timeout_s=TIMEOUT_S) -> Outcome:
+    """Run `program` (or `source` on its arguments) as Python and in each of `modes`.
+
+    The converted runs share one function object, as a user's calls with
+    different arguments would (so caches between traces are exercised too).
+    """
+    source = program.source if source is None else source
+    expected = _call(load(source), arguments(program, "eager"), timeout_s)
+    function = load(source)
+    outcomes = [classify(expected, run_mode(function, program, mode, timeout_s), mode) for mode in modes]
+    return Outcome(program, expected, outcomes)
+
+
+# -- classes --------------------------------------------------------------------------------
+
+def classify(expected: Result, result: Result, mode: str) -> ModeOutcome:
+    if result.error is None:
+        if expected.error is None and same_value(result.value, expected.value):
+            return ModeOutcome(mode, OK, result)
+        return ModeOutcome(mode, WRONG, result)
+    signature = signature_of(result.error)
+    message = _first_line(result.error)
+    if INTERNAL_NAMES.search(message) or isinstance(result.error, _Timeout):
+        return ModeOutcome(mode, INTERNAL, result, signature)
+    if expected.error is not None and isinstance(result.error, type(expected.error)):
+        return ModeOutcome(mode, OK, result, signature)
+    if mode not in ("eager", "python") and is_documented(result.error):
+        return ModeOutcome(mode, LIMITATION, result, signature)
+    return ModeOutcome(mode, INTERNAL, result, signature)
+
+
+def is_documented(error) -> bool:
+    """Whether `error` is a documented limitation, shown at the user's line."""
+    message = str(error)
+    if not any(isinstance(error, kind) and pattern.search(message) for kind, pattern in DOCUMENTED):
+        return False
+    frames = traceback.extract_tb(error.__traceback__)
+    return any(frame.filename.startswith("<fuzz program") for frame in frames)
+
+
+def same_value(result, expected) -> bool:
+    """Whether a converted result equals plain Python's (tensors compared by value)."""
+    try:
+        return _plain(result) == _plain(expected)
+    except Exception:
+        return False
+
+
+def _plain(value):
+    """`value` as nested Python lists and ints (a tuple and a list compare alike)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, al.Tensor):
+        value = value.numpy()
+    array = np.asarray(value)
+    if array.dtype == object:
+        raise TypeError(f"not a number: {value!r}")
+    return array.tolist()
+
+
+def _first_line(error) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else ""
+
+
+def signature_of(error) -> str:
+    """The error's type and message with names, numbers and files abstracted (to group failures)."""
+    message = _first_line(error)
+    message = re.sub(r"\(?<fuzz program \d+>\)?|\S+\.py", "FILE", message)
+    message = re.sub(r"\b[A-Z]\w*?(_\d+)?:\d+", "OP", message)  # graph values: Sub_1:0
+    message = re.sub(r"'[^']*'", "'_'", message)
+    message = re.sub(r"'_'(, '_')+", "'_', ...", message)
+    message = re.sub(r"\b\d+\b", "N", message)
+    message = re.sub(r"\b(c|d|u|w|z|q|acc|[kivpe]\d+)\b", "_", message)
+    return f"{type(error).__name__}: {message[:110]}"
