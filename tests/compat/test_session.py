@@ -274,3 +274,12 @@ def test_control_dependencies_order_ops_and_group_runs_them_all(graph, capfd):
             with tf.control_dependencies([a]):
                 return i + 1
         tf.while_loop(lambda i: i < 3, body, [tf.constant(0)])
+
+
+def test_a_fed_value_fetched_beside_what_computes_it_keeps_the_fed_value(graph):
+    x = tf.constant(3)
+    y = x * 2
+    with tf.control_dependencies([y]):
+        z = tf.constant(1) + 1  # needs y's node to run
+    with tf.Session() as sess:
+        assert sess.run([y, z], feed_dict={y: 100}) == [100, 2]

@@ -118,14 +118,16 @@ class _Plan:
         self.fetched = collections.defaultdict(list)  # (node, output) -> positions in the fetch list
         for position, value in enumerate(fetches):
             self.fetched[(id(value.node), value.index)].append(position)
+        fed_outputs = {(id(v.node), v.index) for v in feeds}  # a fed value is not recomputed
+        computed = {key: positions for key, positions in self.fetched.items() if key not in fed_outputs}
         self.offloadable = [node.op not in _MACHINERY and node.op != "Const" and not (
             node.source is not None and has_effects(node.source)) for node in self.nodes]
         self.kernels = [kernel_of(node.source if node.source is not None else node)
                         if node.op not in _MACHINERY else None for node in self.nodes]
         self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        _BRANCH_MERGE if node.op == "Merge" else 0 for node in self.nodes]
-        self.fetched_outputs = [[self.fetched.get((id(node), index), ()) for index in range(len(node.outputs))]
-                                if any((id(node), index) in self.fetched for index in range(len(node.outputs)))
+        self.fetched_outputs = [[computed.get((id(node), index), ()) for index in range(len(node.outputs))]
+                                if any((id(node), index) in computed for index in range(len(node.outputs)))
                                 else None for node in self.nodes]
         self.start = [k for k, node in enumerate(self.nodes)
                       if self.waits_for[k] == 0 and node.op != "Placeholder"]
@@ -151,7 +153,6 @@ class _Plan:
                     f"the placeholder {node.name!r} ({node.outputs[0].dtype.name}, shape {node.outputs[0].shape}) "
                     f"needs a value: pass it in feed_dict, for example feed_dict={{{node.name}: ...}}")
         return needed
-
 
 
 # -- the state of one run ----------------------------------------------------------------------

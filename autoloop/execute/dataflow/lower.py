@@ -242,18 +242,43 @@ def lower_while(lowering: Lowering, node, context: Context, env: dict, control) 
 
 
 class _LoopLowering:
-    """The nodes of one loop, built in the order of seed 001's description."""
+    """The nodes of one loop, built in the order of seed 001's description.
+
+    `build` runs the steps: the loop variables enter (`enter_state`), the
+    condition is tested (`test`), every carried value is routed to Exit or
+    into the body (`route`), and the body computes the next iteration
+    (`go_round`). Carried are the loop variables, then the iteration counter
+    (with ``maximum_iterations``), then the effects token (with effects).
+    """
 
     def __init__(self, lowering: Lowering, node, context: Context, env: dict, control):
         self.lowering, self.node, self.outer, self.env, self.control = lowering, node, context, env, control
         self.groups = control_flow.operands(node)
         self.count = node.attrs["num_loop_vars"]
+        self.cond, self.body = node.attrs["cond"], node.attrs["body"]
         name = f"{context.prefix}{node.name}"
         parallel = lowering.parallel_iterations or node.attrs.get("parallel_iterations", 10)
         self.frame = lowering.out.add_frame(name, context.frame, parallel)
         self.here = context.inner(self.frame, None, f"{name}/", -1)  # the loop's own nodes
+        self.limit = self.groups.maximum_iterations[0] if self.groups.maximum_iterations else None
         self._invariants: dict = {}
+        self.merges: list[Node] = []  # of the loop variables
+        self.counter: Node | None = None  # the iteration counter's Merge
+        self.token: Node | None = None  # the effects token's Merge
 
+    def build(self) -> list[Node]:
+        self.enter_state()
+        test, after_cond = self.test()
+        switches = self.route(test, after_cond)
+        exits = [self.lowering.add("Exit", [s.outputs[0]], self.here, [(v.dtype, v.shape)])
+                 for s, v in zip(switches, self.node.outputs)]
+        if self.token is not None:
+            exits.append(self.lowering.add("Exit", [switches[-1].outputs[0]], self.here, [TOKEN_SPEC]))
+        self.go_round(switches)
+        self.env.update(zip(self.node.outputs, [e.outputs[0] for e in exits[:self.count]]))
+        return exits
+
+    # -- the parts ---------------------------------------------------------------------------
     def enter(self, value: Output, constant: bool, label: str) -> Output:
         attrs = {"frame_name": self.frame.name, "is_constant": constant,
                  "parallel_iterations": self.frame.parallel_iterations, "loop_var": label}
@@ -270,83 +295,51 @@ class _LoopLowering:
     def merge(self, entered: Output, spec, label: str) -> Node:
         return self.lowering.add("Merge", [entered], self.here, [spec], attrs={"loop": True, "loop_var": label})
 
-    def build(self) -> list[Node]:
-        lowering, node, groups, count = self.lowering, self.node, self.groups, self.count
-        cond, body = node.attrs["cond"], node.attrs["body"]
+    def enter_state(self) -> None:
+        """Enter and Merge for each loop variable, the counter and the effects token."""
+        lowering, node, count = self.lowering, self.node, self.count
         labels = list(node.attrs.get("names") or [f"loop_vars[{k}]" for k in range(count)])
-        specs = [(p.dtype, p.shape) for p in body.inputs[:count]]
+        specs = [(p.dtype, p.shape) for p in self.body.inputs[:count]]
         start = lowering.token(self.outer, self.control, name=f"{node.name}/effects_start") \
             if has_effects(node) else None
-        merges = [self.merge(self.enter(self.env[v], False, label), spec, label)
-                  for v, spec, label in zip(groups.loop_vars, specs, labels)]
-        limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
-        counter = None
-        if limit is not None:
-            zero = lowering.constant(np.zeros((), limit.dtype.as_numpy_dtype), self.outer, "iterations_start")
-            counter = self.merge(self.enter(zero, False, "iterations"), (limit.dtype, _SCALAR), "iterations")
-        token = None  # the effects token's Merge
+        self.merges = [self.merge(self.enter(self.env[v], False, label), spec, label)
+                       for v, spec, label in zip(self.groups.loop_vars, specs, labels)]
+        if self.limit is not None:
+            zero = lowering.constant(np.zeros((), self.limit.dtype.as_numpy_dtype), self.outer, "iterations_start")
+            self.counter = self.merge(self.enter(zero, False, "iterations"), (self.limit.dtype, _SCALAR),
+                                      "iterations")
         if start is not None:
-            token = self.merge(self.enter(start.outputs[0], False, "effects"), TOKEN_SPEC, "effects")
+            self.token = self.merge(self.enter(start.outputs[0], False, "effects"), TOKEN_SPEC, "effects")
 
-        # The condition, in every iteration (only below the limit, if there is one).
-        cond_env = dict(zip(cond.inputs[:count], [m.outputs[0] for m in merges]))
-        cond_env.update({ph: self.invariant(outer) for outer, ph in zip(groups.cond_captures, cond.inputs[count:])})
-        cond_context = self.outer.inner(self.frame, merges[0], f"{self.here.prefix}cond/", 0)
-        after_cond = token  # the token once the condition's effects have run
-        if limit is None:
-            ends = lowering.lower_graph(cond, cond_context, cond_env, [token] if token else ())
-            test = cond_env[cond.outputs[0]]
-            if token is not None and ends:
-                after_cond = lowering.token(self.here, ends, name="cond_done")
+    def test(self) -> tuple[Output, Node | None]:
+        """The condition, in every iteration (only below the limit, if there is one): the test, and the token after it."""
+        cond, count = self.cond, self.count
+        env = dict(zip(cond.inputs[:count], [m.outputs[0] for m in self.merges]))
+        env.update({ph: self.invariant(outer) for outer, ph in zip(self.groups.cond_captures, cond.inputs[count:])})
+        context = self.outer.inner(self.frame, self.merges[0], f"{self.here.prefix}cond/", 0)
+        if self.limit is not None:
+            test, after_cond = self._limited_test(context, env)
         else:
-            test, after_cond = self._limited_test(cond, cond_context, cond_env, counter, self.invariant(limit), token)
-        loop_cond = lowering.add("LoopCond", [test], cond_context, [(dtypes.bool_, _SCALAR)], name="LoopCond")
+            ends = self.lowering.lower_graph(cond, context, env, [self.token] if self.token else ())
+            test, after_cond = env[cond.outputs[0]], self.token
+            if self.token is not None and ends:
+                after_cond = self.lowering.token(self.here, ends, name="cond_done")
+        loop_cond = self.lowering.add("LoopCond", [test], context, [(dtypes.bool_, _SCALAR)], name="LoopCond")
+        return loop_cond.outputs[0], after_cond
 
-        # Route every loop variable to Exit or into the body.
-        carried = merges + ([counter] if counter is not None else []) + ([token] if token is not None else [])
-        routed = [m.outputs[0] for m in merges + ([counter] if counter is not None else [])]
-        routed += [after_cond.outputs[0]] if token is not None else []
-        switches = [lowering.add("Switch", [value, loop_cond.outputs[0]], self.here, [(value.dtype, value.shape)] * 2)
-                    for value in routed]
-        exits = [lowering.add("Exit", [s.outputs[0]], self.here, [(v.dtype, v.shape)])
-                 for s, v in zip(switches, node.outputs)]
-        pivot = lowering.identity(switches[0].outputs[1], self.here, "pivot")
-
-        # The body, and the next iteration.
-        body_env = dict(zip(body.inputs[:count], [s.outputs[1] for s in switches[:count]]))
-        body_env.update({ph: self.invariant(outer) for outer, ph in zip(groups.body_captures, body.inputs[count:])})
-        body_context = self.outer.inner(self.frame, pivot, f"{self.here.prefix}body/", 1)
-        entry = [lowering.identity(switches[-1].outputs[1], self.here, "effects_in")] if token is not None else []
-        ends = lowering.lower_graph(body, body_context, body_env, entry)
-        nexts = [body_env[v] for v in body.outputs]
-        if counter is not None:
-            one = lowering.constant(np.ones((), limit.dtype.as_numpy_dtype), body_context, "iterations_step")
-            step = lowering.add("Add", [switches[count].outputs[1], one], body_context, [(limit.dtype, _SCALAR)],
-                                name="iterations_next")
-            nexts.append(step.outputs[0])
-        if token is not None:
-            nexts.append(lowering.token(body_context, ends or entry, name="body_done").outputs[0])
-            exits.append(lowering.add("Exit", [switches[-1].outputs[0]], self.here, [TOKEN_SPEC]))
-        for merge, value in zip(carried, nexts):
-            following = lowering.add("NextIteration", [value], body_context, [(value.dtype, value.shape)],
-                                     name="NextIteration")
-            merge.inputs.append(following.outputs[0])
-        self.env.update(zip(node.outputs, [e.outputs[0] for e in exits[:count]]))
-        return exits
-
-    def _limited_test(self, cond, cond_context: Context, cond_env: dict, counter: Node, limit: Output, token):
-        """The loop test ``counter < limit and cond(...)``, evaluating cond only below the limit."""
-        lowering = self.lowering
-        within = lowering.add("Less", [counter.outputs[0], limit], self.here, [(dtypes.bool_, _SCALAR)],
-                              name="below_limit")
+    def _limited_test(self, cond_context: Context, cond_env: dict):
+        """``counter < limit and cond(...)``, evaluating cond only below the limit (the interpreter's order)."""
+        lowering, token = self.lowering, self.token
+        within = lowering.add("Less", [self.counter.outputs[0], self.invariant(self.limit)], self.here,
+                              [(dtypes.bool_, _SCALAR)], name="below_limit")
         gate = _Gate(lowering, within.outputs[0], self.here, (), "limit_")
         guarded = {ph: gate.side(value, True) for ph, value in cond_env.items()}
         context = Context(self.frame, gate.pivot[True], cond_context.prefix, cond_context.order)
         entry = [lowering.token(self.here, [token, gate.pivot[True]], name="cond_effects_in")] if token else []
-        ends = lowering.lower_graph(cond, context, guarded, entry)
+        ends = lowering.lower_graph(self.cond, context, guarded, entry)
         stop = lowering.constant(np.False_, Context(self.frame, gate.pivot[False], self.here.prefix, self.here.order),
                                  "limit_reached")
-        test = lowering.add("Merge", [guarded[cond.outputs[0]], stop], self.here, [(dtypes.bool_, _SCALAR)],
+        test = lowering.add("Merge", [guarded[self.cond.outputs[0]], stop], self.here, [(dtypes.bool_, _SCALAR)],
                             name="test")
         if token is not None:
             tokens = [lowering.token(self.here, ends or entry, name="cond_done").outputs[0],
@@ -354,3 +347,32 @@ class _LoopLowering:
             token = lowering.add("Merge", tokens, self.here, [TOKEN_SPEC], name="effects_after_cond")
         return test.outputs[0], token
 
+    def route(self, test: Output, after_cond: Node | None) -> list[Node]:
+        """A Switch on the test for every carried value: output 0 leaves, output 1 goes round."""
+        routed = [m.outputs[0] for m in self.merges] + ([self.counter.outputs[0]] if self.counter else [])
+        routed += [after_cond.outputs[0]] if self.token is not None else []
+        return [self.lowering.add("Switch", [value, test], self.here, [(value.dtype, value.shape)] * 2)
+                for value in routed]
+
+    def go_round(self, switches: list[Node]) -> None:
+        """The body, and NextIteration into each carried Merge."""
+        lowering, body, count = self.lowering, self.body, self.count
+        pivot = lowering.identity(switches[0].outputs[1], self.here, "pivot")
+        env = dict(zip(body.inputs[:count], [s.outputs[1] for s in switches[:count]]))
+        env.update({ph: self.invariant(outer) for outer, ph in zip(self.groups.body_captures, body.inputs[count:])})
+        context = self.outer.inner(self.frame, pivot, f"{self.here.prefix}body/", 1)
+        entry = [lowering.identity(switches[-1].outputs[1], self.here, "effects_in")] if self.token else []
+        ends = lowering.lower_graph(body, context, env, entry)
+        nexts = [env[v] for v in body.outputs]
+        if self.counter is not None:
+            one = lowering.constant(np.ones((), self.limit.dtype.as_numpy_dtype), context, "iterations_step")
+            step = lowering.add("Add", [switches[count].outputs[1], one], context, [(self.limit.dtype, _SCALAR)],
+                                name="iterations_next")
+            nexts.append(step.outputs[0])
+        if self.token is not None:
+            nexts.append(lowering.token(context, ends or entry, name="body_done").outputs[0])
+        carried = self.merges + [m for m in (self.counter, self.token) if m is not None]
+        for merge, value in zip(carried, nexts):
+            following = lowering.add("NextIteration", [value], context, [(value.dtype, value.shape)],
+                                     name="NextIteration")
+            merge.inputs.append(following.outputs[0])
