@@ -165,9 +165,6 @@ class Session:
         return f"<autoloop.compat.v1.Session on {self.graph!r}{' (closed)' if self._closed else ''}>"
 
 
-InteractiveSession = Session
-
-
 def feed_value(tensor: Tensor, given):
     """`given` as a value for `tensor`: its dtype (no lossy conversion) and a compatible shape."""
     dtype = tensor.dtype
