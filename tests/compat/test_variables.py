@@ -10,6 +10,8 @@ import pytest
 import autoloop as al
 import autoloop.compat.v1 as tf
 from autoloop.errors import FailedPreconditionError
+from autoloop.ir.verify import verify
+from autoloop.ops.dispatch import infer_node
 
 
 @pytest.fixture
@@ -73,6 +75,10 @@ def test_variables_are_updated_and_read_in_loops_in_program_order(graph, paralle
         return i + 1, seen + v, also_seen + current
 
     loop = tf.while_loop(lambda i, s, t: i < 5, body, [tf.constant(0)] * 3, parallel_iterations=parallel_iterations)
+    verify(graph.graph, infer_node)  # the body's effects are chained; the top level needs no chain
+    body_graph = next(n for n in graph.graph.nodes if n.op == "While").attrs["body"]
+    reads_and_updates = [n for n in body_graph.nodes if "Variable" in n.op]
+    assert all(n.control_inputs for n in reads_and_updates[1:])
     with tf.Session() as sess:
         tf.global_variables_initializer().run()
         assert sess.run(loop) == [5, 1 + 2 + 3 + 4 + 5, 0 + 1 + 3 + 6 + 10]
