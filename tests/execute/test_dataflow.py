@@ -324,7 +324,7 @@ def test_independent_large_kernels_run_at_the_same_time_on_the_pool():
     np.testing.assert_array_equal(second, BIG + 1)
 
 
-def test_one_worker_runs_everything_on_the_calling_thread(monkeypatch):
+def test_without_workers_everything_runs_on_the_calling_thread(monkeypatch):
     graph = _graph(lambda x: al.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (0, x))[1], BIG + 1,
                    autograph=False)
     threads = []
@@ -335,7 +335,7 @@ def test_one_worker_runs_everything_on_the_calling_thread(monkeypatch):
         return lambda args: (threads.append(threading.current_thread().name), kernel(args))[1]
 
     monkeypatch.setattr(dataflow_executor, "kernel_of", spying)
-    (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=1)
+    (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=0)
     np.testing.assert_array_equal(x, BIG + 8)
     assert threads and set(threads) == {threading.current_thread().name}
     threads.clear()

@@ -22,7 +22,10 @@ frame and iteration:
 
 One thread schedules. Kernels on large arrays (which numpy runs without
 holding the GIL) go to a small thread pool, so independent ones overlap on
-several cores; everything else runs on the scheduling thread. Effects keep
+several cores; everything else runs on the scheduling thread. (Even with
+one worker, large kernels run on the pool: glibc's allocator hands the
+main thread's freed arrays back to the system and faults them in again on
+the next iteration, which made a 1M-element loop four times slower there.) Effects keep
 program order through the ordering edges and tokens lowering made.
 
 When a kernel fails, nothing new starts; the kernels already running
@@ -71,7 +74,8 @@ def run(graph, fetches, feeds=None, targets=(), workers: int | None = None) -> l
     """The values of `fetches` (outputs of `graph`'s root frame) after running what they and `targets` need.
 
     `feeds` maps outputs to values that replace them (placeholders must be
-    fed when needed). `workers` is the thread pool's size (1: no pool).
+    fed when needed). `workers` is the thread pool's size (0: every kernel
+    on the calling thread).
     """
     with np.errstate(all="ignore"):
         return _Run(_Plan(graph, list(fetches), dict(feeds or {}), list(targets)), workers).execute()
@@ -235,8 +239,7 @@ class _Run:
         ready, done, handlers = self.ready, self.done_queue, self.handlers
         while True:
             while ready and not self.failures:
-                node, iteration, values, dead = ready.popleft()
-                handlers[node](node, iteration, values, dead)
+                handlers[ready[0][0]](*ready.popleft())  # nothing here keeps the inputs alive afterwards
                 while self.in_flight and not done.empty():
                     self._finish_kernel(*done.get())
             if self.in_flight == 0:
@@ -319,7 +322,7 @@ class _Run:
             self._done_with(iteration)
             return
         kernel = self.plan.kernels[node]
-        if self.workers > 1 and self.plan.offloadable[node] and _large(values):
+        if self.workers and self.plan.offloadable[node] and _large(values):
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
             self.in_flight += 1
