@@ -13,11 +13,13 @@ from autoloop.ops.api import *  # noqa: F401,F403
 from autoloop.ops.api import abs, pow, round  # noqa: F401,A004  (shadow builtins on purpose)
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.control_flow.cond import cond
+from autoloop.control_flow.scan import scan
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
 from autoloop.function import ConcreteFunction, Function, RetracingWarning, TensorSpec, function
 from autoloop.compiler.api import do_not_convert, set_loop_options, to_code, to_graph
+from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop import compat
 from autoloop.pictures import visualize

@@ -20,6 +20,10 @@ class FailedPreconditionError(AutoloopError, RuntimeError):
     """An op ran before what it needs was ready (a TF1 variable read before it was initialised)."""
 
 
+class DivisionByZeroError(InvalidArgumentError, ZeroDivisionError):
+    """Integer ``//`` or ``%`` by zero: Python's ZeroDivisionError, TensorFlow's InvalidArgumentError."""
+
+
 class LoopVariableTypeError(AutoloopError, TypeError):
     """A loop variable or branch output changed dtype or nested structure."""
 

@@ -33,10 +33,13 @@ import numpy as np
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import CompositeTensor
+from autoloop.autodiff import function_calls
 from autoloop.execute import CompiledGraph
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
+from autoloop.ops import recording
 from autoloop.ops.dispatch import graph_value, verify
+from autoloop.runtime import trace as staging_trace
 from autoloop.runtime.lists import TensorList
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor, eager, to_numpy_value
@@ -70,9 +73,10 @@ class TensorSpec:
 class ConcreteFunction:
     """One trace: `graph` with `inputs`/`outputs`, compiled and callable."""
 
-    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs):
+    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs, decisions=()):
         self.graph = graph
         self.input_specs = input_specs
+        self.decisions = decisions  # for each loop and branch traced: staged or Python, and why
         self._structured_outputs = structured_outputs
         self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
         self._compiled = None
@@ -99,12 +103,16 @@ class ConcreteFunction:
         return self._pack(self.compiled(*arrays))
 
     def _pack_results(self, results):
+        return self.pack_tensors([eager(r) if not isinstance(r, list) else Tensor(r) for r in results])
+
+    def pack_tensors(self, tensors):
+        """The structured result from one eager Tensor per graph output (a GradientTape keeps those)."""
         leaves, position = [], 0
         for template, count in self._output_leaves:
             if count is None:
                 leaves.append(template)
                 continue
-            parts = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[position:position + count]]
+            parts = tensors[position:position + count]
             position += count
             if isinstance(template, _AppendedList):
                 leaves.append([eager(value) for value in parts[0]._numpy])
@@ -181,6 +189,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
             return self._target(*args, **kwargs)  # called while tracing: inline
+        if recording.anywhere() and recording.active():
+            return self._call_recorded(args, kwargs)
         fast_key, arrays = _fast_inputs(args) if self._fast_path and not kwargs else (None, None)
         if fast_key is not None:
             concrete = self._fast_traces.get(fast_key)
@@ -191,6 +201,12 @@ class Function:
         if fast_key is not None:
             self._fast_traces[fast_key] = concrete
         return concrete.run_flat(arrays)
+
+    def _call_recorded(self, args, kwargs):
+        """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
+        concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
+        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if _is_input(leaf)]
+        return function_calls.call(concrete, inputs, arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""
@@ -261,7 +277,7 @@ class Function:
     def _trace(self, arguments, specs) -> ConcreteFunction:
         graph = Graph(_name_of(self.python_function))
         spec_iter = iter(specs)
-        with context.building(graph):
+        with context.building(graph), staging_trace.tracing(graph) as trace:
             def placeholder(leaf):
                 if not _is_input(leaf):
                     return leaf
@@ -284,7 +300,7 @@ class Function:
         graph.outputs = outputs
         rewrite.remove_dead_nodes(graph)
         verify(graph)
-        return ConcreteFunction(graph, result, output_leaves, specs)
+        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions)
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"

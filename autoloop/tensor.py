@@ -30,13 +30,16 @@ BOOL_HINT = (
 class Tensor:
     """A tensor; see the module docstring."""
 
-    __slots__ = ("_numpy", "_value", "_name", "__weakref__")
+    __slots__ = ("_numpy", "_value", "_name", "_weak", "__weakref__")
     __array_priority__ = 100  # numpy defers to our operators
 
     def __init__(self, numpy_value=None, value: Value | None = None, name: str = "Const"):
         self._numpy = numpy_value
         self._value = value
         self._name = name
+        # A Python number that graph control flow had to make a tensor: in arithmetic it still
+        # takes the other operand's dtype, as the number would (JAX calls this weakly typed).
+        self._weak = False
 
     # -- kind ------------------------------------------------------------
     @property

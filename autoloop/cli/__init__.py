@@ -56,7 +56,8 @@ def _parser():
     run.add_argument("target", metavar="FILE::FUNC")
     run.add_argument("args", nargs="*", metavar="ARG", help="JSON literals")
     run.add_argument("--explain", action="store_true",
-                     help="say for each loop and branch whether it was staged or ran as Python")
+                     help="say for each loop and branch whether it was staged or ran as Python, and which "
+                          "loops a gradient went through")
     run.add_argument("--time", action="store_true",
                      help="print conversion, tracing and run time on stderr")
     graph = commands.add_parser("graph", help="print the traced graph of a function")
@@ -65,6 +66,8 @@ def _parser():
                        help="the arguments to trace with, as a JSON list")
     graph.add_argument("--lowered", action="store_true")
     graph.add_argument("--format", choices=("text", "dot", "svg"), default="text")
+    graph.add_argument("--explain", action="store_true",
+                       help="also say which loops a gradient went through and what each saves per iteration")
     for sub in (dump, run, graph):
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                          help="show tracebacks")
@@ -142,21 +145,24 @@ def dump(arguments) -> int:
 
 def run(arguments) -> int:
     from autoloop.compiler.api import to_graph
-    from autoloop.runtime import explain
     function = _as_function(targets.load(arguments.target))
     values = _call_arguments(function, _json_arguments(arguments.args))
     started = time.perf_counter()
     if function.autograph:
         to_graph(function)  # conversion is cached: tracing below reuses it
     converted = time.perf_counter()
-    with explain.recording() as decisions:
-        function.get_concrete_function(*values).compiled  # noqa: B018 - traced and compiled now
+    concrete = function.get_concrete_function(*values)
+    concrete.compiled  # noqa: B018 - traced and compiled now
+    decisions = concrete.decisions
     traced = time.perf_counter()
     result = function(*values)
     finished = time.perf_counter()
     print(output.format_result(result))
     if arguments.explain:
         print(output.format_explanation(_python_function(function), decisions, converted=function.autograph))
+        gradients = output.format_gradients(concrete.graph, _python_function(function).__code__.co_filename)
+        if gradients:
+            print(gradients)
     if arguments.time:
         conversion = f"{_ms(converted - started)}" if function.autograph else "none (autograph=False)"
         print(f"autoloop: conversion {conversion}, tracing {_ms(traced - converted)}, "
@@ -188,6 +194,8 @@ def graph(arguments) -> int:
         raise BadInput("--args must be a JSON list")
     concrete = function.get_concrete_function(*_call_arguments(function, values))
     print(_graph_picture(concrete.graph, arguments.format, arguments.lowered))
+    if arguments.explain:
+        print(output.format_gradients(concrete.graph) or "no loop was differentiated")
     return 0
 
 

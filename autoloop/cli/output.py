@@ -53,3 +53,27 @@ def _control_statements(parse, function):
         kind = kinds.get(type(node))
         if kind is not None:
             yield parsed.source.user_line(node), kind
+
+
+def format_gradients(graph, filename=None) -> str:
+    """One line per loop a gradient in `graph` went through: how many values its backward pass
+    saves per iteration, and its checkpoints (empty when nothing was differentiated). Lines in
+    `filename` (the function's file) are ``line N``, as `format_explanation` writes them."""
+    lines = []
+    for node in graph.walk():
+        record = node.attrs.get("_gradient") if node.op == "While" else None
+        if record is None:
+            continue
+        file, line = node.location or ("?", 0)
+        source = linecache.getline(file, line).strip()
+        names = ", ".join(sorted({v.node.op if v.node.op != "Placeholder" else "a loop variable" for v in record.saved}))
+        saved = f"{len(record.saved)} value{'s' if len(record.saved) != 1 else ''} per iteration" + \
+            (f" ({names})" if names else "")
+        if record.schedule is not None:
+            text = f"differentiated with checkpoints ({record.schedule}); recomputed stretches save {saved}"
+        else:
+            text = f"differentiated; its backward pass saves {saved}"
+        where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
+        lines.append(f"{where}: while loop {node.name!r} `{source}`: {text}")
+    return "\n".join(lines)
+

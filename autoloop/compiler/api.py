@@ -41,13 +41,14 @@ def do_not_convert(fn=None):
 
 
 def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,
-                     swap_memory=None):
+                     swap_memory=None, checkpoint=None):
     """Options for the loop whose body this call starts (in converted code).
 
     The compiler moves the call's arguments onto the loop it begins, so in
     converted code this function is never called; called directly (in
     unconverted code) it does nothing. `shape_invariants` is a list of
-    ``(variable, TensorShape)`` pairs.
+    ``(variable, TensorShape)`` pairs; `checkpoint` is `while_loop`'s (bounded
+    memory for gradients through the loop).
 
         while i < n:
             autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])

@@ -12,6 +12,8 @@ import re
 
 import gast
 
+RUNTIME_NAME = "al__"  # how converted code refers to autoloop.runtime
+
 
 @dataclasses.dataclass
 class SourceInfo:
@@ -64,9 +66,10 @@ class ConversionContext:
     Side tables (all keyed by AST node):
     - `extra_tests`: `for` loop -> expression that must hold before each
       iteration (``not break_``), written by the breaks pass.
-    - `unsupported`: loop or `if` -> description of a construct inside it
-      that graph control flow cannot express (``try statement at line 7``);
-      the runtime raises NotImplementedError if the statement is staged.
+    - `unsupported`: loop or `if` -> ``(relation, construct, line)`` for a
+      construct graph control flow cannot express
+      (``("contains", "a try statement", 7)``); the runtime raises
+      NotImplementedError if the statement is staged.
     - `appended_lists`: loop -> names of lists appended to in its body.
     - `exempt_reads`: generated names whose reads are never checked for
       definedness (the return value, read through `return_value`).
@@ -74,7 +77,7 @@ class ConversionContext:
 
     source: SourceInfo
     namer: Namer
-    runtime_name: str = "al__"
+    runtime_name: str = RUNTIME_NAME
     extra_tests: dict = dataclasses.field(default_factory=dict)
     unsupported: dict = dataclasses.field(default_factory=dict)
     appended_lists: dict = dataclasses.field(default_factory=dict)

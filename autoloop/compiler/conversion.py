@@ -4,7 +4,8 @@
     converted(al.constant(10))          # runs (and, while tracing, stages) the loops
 
 Each code object is converted once; each function object gets its own
-converted function (same closure cells, globals and defaults) once.
+converted function (same closure cells, globals and defaults) once. Both
+are freed with the function: nothing kept for a function outlives it.
 Conversion never falls back to the original function: what cannot be
 converted raises.
 """
@@ -23,7 +24,7 @@ import weakref
 from autoloop import source_map
 from autoloop.compiler import emit, parse
 from autoloop.compiler.analysis import analyze
-from autoloop.compiler.context import ConversionContext, Namer, names_in
+from autoloop.compiler.context import RUNTIME_NAME, ConversionContext, Namer, names_in
 from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
 from autoloop.compiler.passes.calls import Calls
@@ -39,18 +40,19 @@ from autoloop.compiler.passes.unsupported import UnsupportedConstructs
 from autoloop.compiler.passes.walrus import Walrus
 from autoloop.errors import raise_at
 
-RUNTIME_NAME = "al__"
 RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is made, not before
 
 
 def transform(tree, ctx):
     """The pipeline: a parsed function in, the converted function out."""
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
-    tree = ListAppends.transform(tree, ctx)  # before the analyses: they must see `l = list_append(l, x)`
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    # After the flag passes (an append after a `return` is now inside their `if`), before the
+    # analyses (they must see `l = list_append(l, x)`).
+    tree = ListAppends.transform(tree, ctx)
     # Expression passes run while the tree is still the user's size (before
     # loops and branches become functions); they also lower the `not break_`
     # tests the flag passes made.
@@ -128,8 +130,11 @@ class _ConvertedCode:
         self.name = name
 
 
-_CODES: dict = {}
-_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Freed with its code object (a _ConvertedCode refers only to the converted code). A function's
+# converted function lives in the function's own __dict__, as (function, converted): it shares the
+# function's globals, which usually hold the function, so any table outside would keep it alive.
+_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code object -> _ConvertedCode
+_CONVERTED_ATTRIBUTE = "__autoloop_converted__"
 
 
 def _resolver(fn):
@@ -198,13 +203,13 @@ def convert(fn):
     fn = _plain_function(fn)
     if fn in _DO_NOT_CONVERT or fn in _CONVERTED:
         return fn
-    cached = _FUNCTIONS.get(fn)
-    if cached is not None:
-        return cached
+    cached = fn.__dict__.get(_CONVERTED_ATTRIBUTE)
+    if cached is not None and cached[0] is fn:  # not a copy functools.wraps made for a wrapper
+        return cached[1]
     converted_code = convert_code(fn)
     inner = _instantiate(converted_code, fn)
     result = _with_user_frames(inner, fn)
-    _FUNCTIONS[fn] = result
+    fn.__dict__[_CONVERTED_ATTRIBUTE] = (fn, result)
     _CONVERTED.add(result)
     _CONVERTED.add(inner)
     return result
@@ -237,6 +242,9 @@ def _with_user_frames(converted, original):
             if location is None:
                 raise
             raise_at(error, location)
+    # The signature is the converted function's (the same); pointing at the original instead
+    # would keep it alive from the cache value that it keys.
+    converted_function.__wrapped__ = converted
     return converted_function
 
 

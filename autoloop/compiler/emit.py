@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import linecache
+import weakref
 
 import gast
 
@@ -103,10 +104,17 @@ def emit(node: gast.FunctionDef, ctx, free_names) -> Emitted:
     code = compile(text, filename, "exec")
     factory = next(c for c in code.co_consts if getattr(c, "co_name", None) == FACTORY)
     function_code = next(c for c in factory.co_consts if getattr(c, "co_name", None) == node.name)
-    lines = text.splitlines(keepends=True)
-    linecache.cache[filename] = (len(text), None, lines, filename)
-    source_map.register(filename, line_map)
+    entry = linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    kept = source_map.register(filename, line_map)
+    weakref.finalize(function_code, _forget, filename, entry, kept)  # no growth per function converted
     return Emitted(source, filename, function_code, line_map)
+
+
+def _forget(filename, entry, kept):
+    """Drop what `emit` registered for code that is gone (unless a newer conversion replaced it)."""
+    if linecache.cache.get(filename) is entry:
+        del linecache.cache[filename]
+    source_map.forget(filename, kept)
 
 
 class _MappingUnparser(ast._Unparser):

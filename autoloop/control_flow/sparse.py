@@ -56,15 +56,17 @@ class SparseTensor(CompositeTensor):
         return new
 
     def component_invariants(self, invariant):
+        """Invariants of (indices, values, dense_shape) for the user's `invariant`: TensorShape([r]),
+        the shape of the dense_shape vector (r = the dense rank), or TensorShape(None) (any rank)."""
         if invariant is None:
             rank = self.dense_shape.shape[0] if self.dense_shape.shape.rank == 1 else None
             invariant = TensorShape([rank])
         invariant = as_shape(invariant)
-        if invariant.rank != 1:
+        if invariant.rank not in (1, None):
             raise ShapeInvariantError(
                 f"the shape invariant of a SparseTensor must be TensorShape([r]), the shape of its "
-                f"dense_shape vector (r = the dense rank); got {invariant}")
-        rank = invariant[0]
+                f"dense_shape vector (r = the dense rank), or TensorShape(None); got {invariant}")
+        rank = invariant[0] if invariant.rank == 1 else None
         return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
 
     def type_key(self):

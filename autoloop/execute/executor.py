@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 
 import numpy as np
 
@@ -57,6 +58,7 @@ class CompiledGraph:
         namespace = dict(gen.namespace, _check=_check_value)
         # Registered so tracebacks and debuggers can show the generated code.
         linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
+        weakref.finalize(self, linecache.cache.pop, self.filename, None)  # no growth per trace
         exec(compile(self.source, self.filename, "exec"), namespace)
         self._run = namespace["run"]
 

@@ -1,4 +1,4 @@
-"""Control-flow ops, each declared once: ``While``, ``Cond`` (and later ``Scan``).
+"""Control-flow ops, each declared once: ``While``, ``Cond`` and ``Scan``.
 
 A control-flow node holds sub-graphs in its attrs and takes everything they
 read as explicit inputs. Its `ControlFlowOp` says, in one place:
@@ -22,7 +22,10 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
 - ``lower``: the rule giving its dataflow form
   (``While`` -> Enter/Merge/Switch/NextIteration/Exit, ``Cond`` -> Switch/Merge;
   `autoloop.execute.dataflow.lower`), ``rule(lowering, node, context, env,
-  control) -> completion nodes``; ``gradient``: an empty slot for reverse mode.
+  control) -> completion nodes``; an op without one cannot run in a Session.
+- ``gradient``: reverse mode. A ``gradient`` rule has an ordinary op's
+  signature (`autoloop.ops.registry`); the ones of ``While`` and ``Cond``
+  live in `autoloop.autodiff`.
 
 Rules that live in a higher layer are named ``"module:function"`` and
 imported on first use (`autoloop.ir.lazy`), so the arrows between layers
@@ -39,8 +42,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from autoloop.dtypes import bool_, int32, int64
+from autoloop.dtypes import bool_, int32, int64, variant
 from autoloop.ir.lazy import resolve
+from autoloop.shapes import TensorShape
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,7 @@ register(ControlFlowOp(
     interpret="autoloop.execute.interpreter:run_while",
     kernels={"numpy": "autoloop.execute.codegen:write_while"},
     lower="autoloop.execute.dataflow.lower:lower_while",  # -> Enter/Merge/Switch/NextIteration/Exit
-    gradient=None,  # an iteration counter and stacks of per-iteration values: the autodiff issue
+    gradient="autoloop.autodiff.while_grad:while_gradient",
 ))
 
 
@@ -298,5 +302,130 @@ register(ControlFlowOp(
     interpret="autoloop.execute.interpreter:run_cond",
     kernels={"numpy": "autoloop.execute.codegen:write_cond"},
     lower="autoloop.execute.dataflow.lower:lower_cond",  # -> Switch/Merge pairs
-    gradient=None,  # the autodiff issue
+    gradient="autoloop.autodiff.cond_grad:cond_gradient",
+))
+
+
+# -- Scan -------------------------------------------------------------------------------
+# Its meaning in plain Python is the docstring of autoloop.control_flow.scan. Both sub-graphs
+# take the frame of each xs tensor, then the state, then their captures; cond returns no
+# value (no cond given) or one boolean of shape cond_dims; body returns the ys frames, then
+# the new state. Outputs: the stacked ys (or TensorArray flows), the final state, lengths.
+# The meaning is the masked one; compaction (attr "compact") is how the numpy executor may run a
+# body proven to treat entries independently, with the same results, so a backend with static
+# shapes (XLA) runs every Scan masked, as a lax.while_loop.
+SCAN_COMPACTION = ("mask", "compact")  # a batched scan masks finished entries, or drops them (scan_run)
+
+
+def _scan_frame_count(node):
+    """The number of frames when it is known while tracing (no cond, known lengths), else None."""
+    from autoloop.ir.graph import known_value  # graph.py imports this module's users
+    if node.attrs["has_cond"]:
+        return None
+    groups = operands(node)
+    counts = [x.shape[0] if x.shape.rank else None for x in groups.xs]
+    counts += [known_value(v) for v in groups.spatial_dim + groups.max_seq_len]
+    if not counts or any(count is None for count in counts):
+        return None
+    return max(0, min(int(count) for count in counts))
+
+
+def _scan_infer(node):
+    """ys: [frames] + frame shape (or a TensorArray flow); the state keeps its initial type; lengths: cond_dims."""
+    body = node.attrs["body"]
+    frames = _scan_frame_count(node)
+    specs = []
+    for y, frame in zip(body.outputs, node.attrs["ys_frames"]):
+        if node.attrs["return_tensor_arrays"]:
+            specs.append((variant, TensorShape([])))
+        else:
+            specs.append((y.dtype, TensorShape([frames]).concatenate(frame)))
+    specs += [(v.dtype, v.shape) for v in operands(node).initial]
+    specs.append((int32, node.attrs["cond_dims"]))
+    return specs
+
+
+def _scan_problems(node):
+    cond, body = node.attrs["cond"], node.attrs["body"]
+    groups = operands(node)
+    num_xs, num_state, num_ys = len(groups.xs), len(groups.initial), node.attrs["num_ys"]
+    entries = node.attrs["cond_dims"]
+    for key, sub in (("cond", cond), ("body", body)):
+        if leading_inputs(node, key) != num_xs + num_state:
+            yield (f"sub-graph {sub.name!r} takes {len(sub.inputs)} inputs, expected {num_xs} frames, "
+                   f"{num_state} state values and {len(sub.captures)} captures")
+            return
+    for c, b in zip(cond.inputs[:num_xs + num_state], body.inputs):
+        if c.dtype is not b.dtype or c.shape != b.shape:
+            yield f"cond parameter {c.name} and body parameter {b.name} disagree"
+    for x, param in zip(groups.xs, body.inputs):
+        if x.shape.rank == 0 or x.dtype is not param.dtype or not x.shape[1:].is_compatible_with(param.shape):
+            yield f"xs value {x.name} ({x.dtype.name}{x.shape}) has no frames of type {param.dtype.name}{param.shape}"
+    params = body.inputs[num_xs:num_xs + num_state]
+    for initial, param in zip(groups.initial, params):
+        if not _fits(initial, param.dtype, param.shape):
+            yield f"state value {initial.name} ({initial.dtype.name}{initial.shape}) does not fit {param.dtype.name}{param.shape}"
+    expected_cond = 1 if node.attrs["has_cond"] else 0
+    if len(cond.outputs) != expected_cond:
+        yield f"cond returns {len(cond.outputs)} values, expected {expected_cond}"
+    ranks = (entries.rank,) if entries.rank else (0, None)
+    for test in cond.outputs:
+        if test.dtype is not bool_ or test.shape.rank not in ranks:
+            yield f"cond returns {test.dtype.name}{test.shape}, expected booleans of shape {entries}"
+    if len(body.outputs) != num_ys + num_state:
+        yield f"body returns {len(body.outputs)} values, expected {num_ys} frames and {num_state} state values"
+        return
+    for y, frame in zip(body.outputs, node.attrs["ys_frames"]):
+        if not y.shape.is_compatible_with(frame):
+            yield f"body returns a frame of shape {y.shape} where {frame} is expected"
+    for result, param in zip(body.outputs[num_ys:], params):
+        if not _fits(result, param.dtype, param.shape):
+            yield f"body returns {result.dtype.name}{result.shape} where {param.dtype.name}{param.shape} is expected"
+    for limit in groups.spatial_dim + groups.max_seq_len:
+        if not _scalar_of(limit, (int32, int64)):
+            yield f"frame count {limit.name} is not an integer scalar"
+    yield from _scan_entry_problems(node, params, entries)
+
+
+def _scan_entry_problems(node, params, entries):
+    """With cond_dims, axis 0 of each state value and frame holds the entries, left unknown in the sub-graphs."""
+    compaction = node.attrs["compaction"]
+    if compaction not in SCAN_COMPACTION:
+        yield f"compaction {compaction!r} is not one of {SCAN_COMPACTION}"
+    if not entries.rank:
+        if compaction != "mask":
+            yield "compaction needs cond_dims"
+        return
+    if operands(node).xs:
+        yield "a scan with cond_dims takes no xs"
+    body = node.attrs["body"]
+    for value in params:
+        if value.shape.rank is None or value.shape.rank < entries.rank or value.shape[0] is not None:
+            yield f"state parameter {value.name} ({value.shape}) must hold the entries on axis 0, left unknown"
+    for value in body.outputs[:node.attrs["num_ys"]]:
+        if value.shape.rank is None or value.shape.rank < entries.rank:
+            yield f"frame {value.name} ({value.shape}) must hold the entries {entries} on its leading axes"
+    if compaction != "mask":
+        problem = resolve("autoloop.control_flow.scan_entries:entrywise_problem")(node)
+        if problem is not None:
+            yield f"compaction {compaction!r}, but {problem}"
+
+
+register(ControlFlowOp(
+    "Scan",
+    subgraphs=("cond", "body"),
+    operands=(
+        OperandGroup("initial", "num_state"),
+        OperandGroup("xs", "num_xs"),
+        OperandGroup("cond_captures", "cond_nconsts", captures_of="cond"),
+        OperandGroup("body_captures", "body_nconsts", captures_of="body"),
+        OperandGroup("spatial_dim", "has_spatial_dim", optional=True),
+        OperandGroup("max_seq_len", "has_max_seq_len", optional=True),
+    ),
+    infer=_scan_infer,
+    verify=_scan_problems,
+    interpret="autoloop.execute.scan:interpret_scan",
+    kernels={"numpy": "autoloop.execute.scan:write_scan"},
+    lower=None,  # the dataflow issue
+    gradient="autoloop.autodiff.scan_grad:scan_gradient",
 ))

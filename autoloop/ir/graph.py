@@ -56,6 +56,13 @@ class Value:
         return f"<Value {self.name} {self.dtype.name}{self.shape}>"
 
 
+def known_value(value: Value):
+    """The numpy value of `value` if it is known while tracing (a constant, or folded), else None."""
+    if value.node.op == "Const":
+        return value.node.attrs["value"]
+    return value.constant
+
+
 @dataclass(eq=False)
 class Node:
     """One operation: `op` applied to `inputs` with static `attrs`.

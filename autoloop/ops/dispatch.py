@@ -12,8 +12,8 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.errors import AutoloopError, InvalidArgumentError
 from autoloop.ir import context
-from autoloop.ir.graph import Graph, Value
-from autoloop.ops import registry
+from autoloop.ir.graph import Graph, Value, known_value as constant_value_of
+from autoloop.ops import recording, registry
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
@@ -47,6 +47,8 @@ def _apply_eagerly(opdef, inputs, attrs):
     with np.errstate(all="ignore"):
         try:
             result = opdef.kernel(*arrays, **attrs)
+        except InvalidArgumentError as error:  # the kernel's own words, and the user's line
+            raise type(error)(f"{error} (at {format_location(user_location())})") from None
         except AutoloopError:
             raise
         except (AssertionError, UnboundLocalError):
@@ -54,8 +56,12 @@ def _apply_eagerly(opdef, inputs, attrs):
         except Exception as error:  # a numpy failure: report it as the op's
             raise InvalidArgumentError(f"{opdef.name}: {error}") from None
     if isinstance(out_specs, Spec):
-        return _wrap(result, out_specs, opdef.name)
-    return tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+        outputs = _wrap(result, out_specs, opdef.name)
+    else:
+        outputs = tuple(_wrap(r, s, opdef.name) for r, s in zip(result, out_specs))
+    if recording.anywhere() and recording.active():  # a GradientTape is recording
+        recording.record(opdef.name, attrs, tuple(inputs), outputs if isinstance(outputs, tuple) else (outputs,))
+    return outputs
 
 
 def _wrap(result, spec: Spec, op_name: str) -> Tensor:
@@ -151,13 +157,6 @@ def constant_node(graph: Graph, numpy_value) -> Value:
         dtype, shape = dtypes.variant, TensorShape([])
     node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
     return node.outputs[0]
-
-
-def constant_value_of(value: Value):
-    """The numpy value of `value` if it is known while tracing, else None."""
-    if value.node.op == "Const":
-        return value.node.attrs["value"]
-    return value.constant
 
 
 def constant_value(tensor):

@@ -28,7 +28,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.errors import FailedPreconditionError, InvalidArgumentError
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 
 
@@ -65,7 +65,7 @@ def _handle_kernel(variable):
         f"autoloop.compat.v1.Session().run(...)")
 
 
-register(OpDef("VarHandleOp", kernel=_handle_kernel, infer=_handle_infer))
+register(OpDef("VarHandleOp", kernel=_handle_kernel, infer=_handle_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 # -- reads and updates ------------------------------------------------------------------------
@@ -77,7 +77,8 @@ def _read_kernel(cell, dtype, shape):
     return cell.read()
 
 
-register(OpDef("ReadVariableOp", kernel=_read_kernel, infer=_read_infer, stateful=True))
+register(OpDef("ReadVariableOp", kernel=_read_kernel, infer=_read_infer, stateful=True,
+               gradient=NOT_DIFFERENTIABLE))  # no gradients with respect to TF1 variables
 
 
 def _assign_infer(handle, value, dtype, shape):
@@ -110,9 +111,9 @@ def _updating(update):
     return kernel
 
 
-register(OpDef("AssignVariableOp", kernel=_assign_kernel, infer=_assign_infer, stateful=True))
-register(OpDef("AssignAddVariableOp", kernel=_updating(np.add), infer=_assign_infer, stateful=True))
-register(OpDef("AssignSubVariableOp", kernel=_updating(np.subtract), infer=_assign_infer, stateful=True))
+for _name, _kernel in (("AssignVariableOp", _assign_kernel), ("AssignAddVariableOp", _updating(np.add)),
+                      ("AssignSubVariableOp", _updating(np.subtract))):
+    register(OpDef(_name, kernel=_kernel, infer=_assign_infer, stateful=True, gradient=NOT_DIFFERENTIABLE))
 
 
 # -- PrintV1 ----------------------------------------------------------------------------------
@@ -155,8 +156,13 @@ def summarize_value(value, limit: int) -> str:
     return rows(array)
 
 
-register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer))
+def _print_gradient(op, grad):
+    """An identity for its first input; the data it prints get no gradient."""
+    return [grad] + [None] * (len(op.inputs) - 1)
+
+
+register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer, gradient=_print_gradient))
 
 
 # -- NoOp -------------------------------------------------------------------------------------
-register(OpDef("NoOp", kernel=lambda: (), infer=lambda: []))
+register(OpDef("NoOp", kernel=lambda: (), infer=lambda: [], gradient=NOT_DIFFERENTIABLE))

@@ -5,6 +5,7 @@ symbolic tensors stage graph control flow.
 """
 
 from autoloop.runtime.calls import converted_call
+from autoloop.runtime.composites import ref
 from autoloop.runtime.control_flow import for_stmt, if_exp, if_stmt, while_stmt
 from autoloop.runtime.lists import TensorList, list_append
 from autoloop.runtime.operators import and_, assert_, bind_, len_, match_subject, not_, or_, print_, range_
@@ -13,5 +14,5 @@ from autoloop.runtime.undefined import MaybeUndefined, Undefined, read, return_v
 __all__ = [
     "converted_call", "for_stmt", "if_exp", "if_stmt", "while_stmt", "TensorList", "list_append",
     "and_", "assert_", "bind_", "len_", "match_subject", "not_", "or_", "print_", "range_",
-    "MaybeUndefined", "Undefined", "read", "return_value",
+    "MaybeUndefined", "Undefined", "read", "ref", "return_value",
 ]

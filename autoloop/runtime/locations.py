@@ -23,6 +23,17 @@ def caller_location(depth: int = 2):
     return None
 
 
+def traceback_location(traceback):
+    """The user's ``(file, line)`` of the innermost generated-code frame of `traceback`, or None."""
+    location = None
+    while traceback is not None:
+        filename = traceback.tb_frame.f_code.co_filename
+        if source_map.is_generated(filename):
+            location = source_map.lookup(filename, traceback.tb_lineno) or location
+        traceback = traceback.tb_next
+    return location
+
+
 def describe(location) -> str:
     return f"{location[0]}, line {location[1]}" if location else "unknown location"
 

@@ -8,9 +8,17 @@ deciding operand); symbolic tensors become graph ops.
 from __future__ import annotations
 
 import builtins
+import operator
 
-from autoloop.runtime import staged_branches, staged_loops, staging
+from autoloop.control_flow.tensor_array import TensorArray
+from autoloop.ir import context
+from autoloop.ops import api
+from autoloop.ops.dispatch import apply
+from autoloop.ops.logging_ops import print_ as graph_print
+from autoloop.runtime import staged_branches, staged_loops
+from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
+from autoloop.runtime.specs import to_bool, weak
 from autoloop.runtime.values import is_graph_tensor
 
 
@@ -19,7 +27,7 @@ def and_(first, *rest):
     value = first
     for position, thunk in enumerate(rest):
         if is_graph_tensor(value):
-            return staged_branches.staged_and(value, rest[position:])
+            return staged_branches.staged_and(value, lambda: and_(rest[position](), *rest[position + 1:]))
         if not value:
             return value
         value = thunk()
@@ -31,7 +39,7 @@ def or_(first, *rest):
     value = first
     for position, thunk in enumerate(rest):
         if is_graph_tensor(value):
-            return staged_branches.staged_or(value, rest[position:])
+            return staged_branches.staged_or(value, lambda: or_(rest[position](), *rest[position + 1:]))
         if value:
             return value
         value = thunk()
@@ -52,7 +60,8 @@ def not_(value):
 def assert_(test, message=None):
     """``assert test, message``; a graph assertion for a tensor test."""
     if is_graph_tensor(test):
-        staging.staged_assert(test, _message(message), caller_location())
+        text = _message(message)
+        apply("AssertTrue", [to_bool(test)], {"message": None if text is None else str(text)})
         return
     if not test:
         if message is None:
@@ -68,26 +77,40 @@ def _message(message):
 
 def print_(*values, **options):
     """``print(...)``: a graph print op if any value is a symbolic tensor."""
-    if staging.tracing() or any(is_graph_tensor(v) for v in values):
-        staging.staged_print(values, options)  # prints when the graph runs, in program order
+    if context.current_graph() is not None or any(is_graph_tensor(v) for v in values):
+        graph_print(*values, **options)  # prints when the graph runs, in program order
         return None
     return builtins.print(*values, **options)
 
 
 def len_(value):
-    """``len(value)``; a scalar tensor for tensors and tensor lists."""
-    return staging.length(value)
+    """``len(value)``; a scalar tensor for tensors and tensor lists.
+
+    The tensor stands for the Python int ``len`` would give (it is weak:
+    ``len(l) + x`` with a float `x` is a float, as in Python).
+    """
+    if isinstance(value, TensorList):
+        return weak(value.array.size())
+    if isinstance(value, TensorArray):
+        return weak(value.size())
+    if is_graph_tensor(value):
+        return weak(api.shape(value)[0])
+    return len(value)
 
 
 def range_(*args):
-    """``range(...)``, or a `TensorRange` when a bound is a symbolic tensor."""
+    """``range(...)``, or a `TensorRange` when a bound is a symbolic tensor.
+
+    Bounds must be integers, as for Python's range: a float (Python or
+    tensor) raises TypeError.
+    """
     if any(is_graph_tensor(a) for a in args):
-        return staged_loops.TensorRange(*args)
-    return builtins.range(*(_as_int(a) for a in args))
-
-
-def _as_int(value):
-    return value if isinstance(value, int) else builtins.int(value)
+        for bound in args:
+            if is_graph_tensor(bound) and not bound.dtype.is_integer:
+                raise TypeError(f"range() needs integer bounds, got a {bound.dtype.name} tensor "
+                                f"({bound.name}); cast it with autoloop.cast(..., autoloop.int32)")
+        return staged_loops.TensorRange(*(operator.index(a) if not is_graph_tensor(a) else a for a in args))
+    return builtins.range(*(operator.index(a) for a in args))
 
 
 def match_subject(subject):

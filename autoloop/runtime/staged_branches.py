@@ -1,217 +1,259 @@
 """Graph branches for converted code: `staged_if`, `staged_if_exp` and lazy `and`/`or`/`not`.
 
-A variable bound in one branch only is carried as a value and a "defined"
-flag; Python values that both branches leave identical are not graph
-outputs; `and`/`or` on tensors return the deciding operand, as Python does.
+Each branch runs on copies of the Python containers it is given, so tracing
+one branch never changes what the other sees. The outputs cross the
+``Cond`` by a `Layout` (`layout.py`) planned from what both branches give:
+a variable bound in one branch only becomes a value and a "defined" flag,
+a list one branch appends to a TensorArray, Python values both branches
+leave identical are not graph outputs at all, and Python numbers take the
+dtype of the tensor the other branch gives. Most branches give tensors of
+one dtype, and are traced once; the others are first traced into a scratch
+graph to plan the layout, which the trace remembers (`trace.py`).
+`and`/`or` on tensors return the deciding operand, as Python does.
 """
 
 from __future__ import annotations
 
 import numbers
 
-
-from autoloop import dtypes
+from autoloop import dtypes, nest
 from autoloop.control_flow.cond import staged_cond
-from autoloop.control_flow.tensor_array import TensorArray
+from autoloop.errors import LoopVariableTypeError
+from autoloop.ir import context
 from autoloop.ops import api
-from autoloop.ops.dispatch import convert
+from autoloop.runtime import trace as traces
+from autoloop.runtime.guards import ContainerGuard
+from autoloop.runtime.layout import (
+    MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan, weak_leaves)
 from autoloop.runtime.lists import TensorList
-from autoloop.runtime.locations import describe, raise_from_user
-from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, Undefined
-from autoloop.runtime.values import is_graph_tensor
+from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
+from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
+from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
+from autoloop.runtime.values import is_graph_tensor, is_python_scalar
 from autoloop.tensor import Tensor
 
-
-from autoloop.runtime.staging import (
-    LeafSpec, Raises, code_of, is_tensor_like, kind_name, raise_when_run, reject_unsupported,
-    scratch_run, spec_of, to_bool, zeros_for)
+_MAX_ATTEMPTS = 4
+_SIDES = ("in the if branch", "in the else branch")
 
 
-class _NeedsPlan(Exception):
-    """A branch gave a value that is not a tensor: plan each output first."""
+class _Raises:
+    """What a branch gives when tracing it read an unbound variable: it raises whenever it runs."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+class _Misfit(Exception):
+    """A branch's outputs do not fit the layout; `both`: what each branch gave, when both were traced."""
+
+    def __init__(self, side, values, both=None, reason=None):
+        super().__init__(side)
+        self.side, self.values, self.both, self.reason = side, values, both, reason
 
 
 def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsupported=None,
-              packed=False):
+              packed=False, entries=None):
     """A graph cond for ``if test: if_true(*inputs) else: if_false(*inputs)``.
 
-    With `packed`, the branches return state tuples already.
+    With `packed`, the branches return state tuples already; `entries`, when
+    given, are the outputs' values before the statement.
     """
-    from autoloop.runtime.control_flow import pack
-    reject_unsupported(unsupported, "an if statement", location)
+    statement = Statement("if statement", location)
+    reject_unsupported(unsupported, statement)
+    names, inputs = tuple(names), tuple(inputs)
+    copies = Copies()
 
     def run(branch):
         if branch is None:
             return ()
         try:
-            result = branch(*inputs)
+            result = branch(*(copies.copy(value) for value in inputs))
         except TracedUnboundError as error:  # this branch raises whenever it runs
-            return Raises(error)
+            return _Raises(error)
+        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
+            held = HeldBack.of(error)
+            if held is None:
+                raise
+            return _Raises(held)
         return tuple(result) if packed else pack(result, names)
 
-    key = (code_of(if_true), code_of(if_false), tuple(names))
+    functions = tuple(f for f in (if_true, if_false) if f is not None)
+    guard = ContainerGuard(functions, carried_roots(names))
+    trace = traces.current()
+    key = traces.statement_key("if", functions, inputs, names, numbers_by_dtype=False)
     try:
-        return _cond(test, lambda: run(if_true), lambda: run(if_false), names, _PLANS.get(key), location)
-    except _NeedsPlan:
-        pass
-    true_values = scratch_run(run, (if_true,))
-    false_values = scratch_run(run, (if_false,))
-    if isinstance(true_values, Raises) and isinstance(false_values, Raises):
-        raise UnboundLocalError(str(true_values.error))
-    if isinstance(true_values, Raises):  # outputs as the other branch gives them
+        result = _stage(test, _checked(run, if_true, guard, statement), _checked(run, if_false, guard, statement),
+                        names, entries, trace.layouts.get(key), statement, copies)
+    except BaseException:
+        guard.restore_cells()  # no shared variable keeps a value of a graph that was not built
+        raise
+    if result[1] is not None:
+        trace.layouts[key] = result[1]
+    return result[0]
+
+
+def _checked(run, branch, guard, statement):
+    """`run(branch)`, then: a container the branch changed while tracing is an error, not an effect."""
+    def traced():
+        try:
+            return run(branch)
+        finally:
+            guard.check(statement)
+    return traced
+
+
+def _stage(test, run_true, run_false, names, entries, layout, statement, copies):
+    """``(outputs, layout)``: the cond built with the first layout both branches fit."""
+    outcomes = None
+    if layout is None:  # most branches fit the layout the first one suggests: try that
+        try:
+            return _cond(test, run_true, run_false, None, names, copies)
+        except _Misfit as misfit:
+            outcomes = misfit.both
+        except LoopVariableTypeError:
+            pass
+        if outcomes is None or any(isinstance(values, _Raises) for values in outcomes):
+            outcomes = _scratch_outcomes(run_true, run_false, names)
+        layout = _plan(names, entries, outcomes, statement, copies)
+    for _ in range(_MAX_ATTEMPTS):
+        try:
+            return _cond(test, run_true, run_false, layout, names, copies)
+        except _Misfit as misfit:  # a remembered or scratch-planned layout that no longer fits
+            if outcomes is None:
+                outcomes = _scratch_outcomes(run_true, run_false, names)
+            outcomes[misfit.side] = misfit.values
+            wider = _plan(names, entries, outcomes, statement, copies)
+            if wider.same_as(layout):
+                no_fit(statement, layout, misfit.reason)
+            layout = wider
+    raise AssertionError(f"internal error: no layout fits the outputs of {statement}")
+
+
+def _scratch_outcomes(run_true, run_false, names):
+    """What each branch gives, traced into throwaway graphs; a raising branch takes the other's."""
+    true_values, false_values = scratch_run(run_true), scratch_run(run_false)
+    if isinstance(true_values, _Raises) and isinstance(false_values, _Raises):
+        # The statement raises on every path: so does the code around it (a held-back error
+        # is the user's own again once no enclosing branch can hold it back).
+        error = true_values.error
+        if isinstance(error, HeldBack) and context.current_graph().parent is None:
+            raise error.exception
+        raise error
+    if isinstance(true_values, _Raises):
         true_values = false_values
-    if isinstance(false_values, Raises):
+    if isinstance(false_values, _Raises):
         false_values = true_values
-    plan = [_plan_output(name, t, f, location) for name, t, f in zip(names, true_values, false_values)]
-    # Remembered per statement: a nested statement is then planned once, not
-    # once per trace of every enclosing branch (which would be exponential).
-    _PLANS[key] = plan
-    return _cond(test, lambda: run(if_true), lambda: run(if_false), names, plan, location)
+    return [true_values, false_values]
 
 
-_PLANS: dict = {}
+def _plan(names, entries, outcomes, statement, copies):
+    slots = []
+    for position, name in enumerate(names):
+        values = [(_SIDES[side], outcomes[side][position]) for side in (0, 1)]
+        entry = entries[position] if entries is not None else _entry_of(values, copies)
+        slots.append(plan(name, entry, values, statement, copies))
+    return Layout(slots)
 
 
+def _entry_of(values, copies):
+    """The value before the statement, when a branch was given a copy of it."""
+    for _, value in values:
+        original = copies.original(value)
+        if original is not None:
+            return original
+    return MISSING
 
 
+def _cond(test, run_true, run_false, layout, names, copies):
+    """``(outputs, layout)`` of the cond; without a `layout`, the one the first branch suggests."""
+    chosen, given = [layout], []
 
-
-
-
-def _plan_output(name, true_value, false_value, location):
-    """How output `name` leaves the cond, given what each branch gives it."""
-    values = (true_value, false_value)
-    if all(is_tensor_like(v) for v in values):
-        plain = not isinstance(true_value, (TensorList, TensorArray))
-        return ("value", spec_of(true_value) if plain else None)
-    if all(isinstance(v, Undefined) for v in values):
-        return ("fixed", true_value)
-    defined = [v for v in values if is_tensor_like(v) or isinstance(v, MaybeUndefined)]
-    others = [v for v in values if not (is_tensor_like(v) or isinstance(v, (MaybeUndefined, Undefined)))]
-    if defined and not others:
-        return ("maybe", spec_of(defined[0]))
-    if not defined and not any(isinstance(v, Undefined) for v in values) and (
-            true_value is false_value or _same_python_value(true_value, false_value)):
-        return ("fixed", true_value)
-    sides = ("if", "else")
-    odd = next(i for i, v in enumerate(values) if any(v is o for o in others))
-    other_side = 1 - odd
-    message = (f"'{name}' is {kind_name(values[odd])} in the {sides[odd]} branch and "
-               f"{kind_name(values[other_side])} in the {sides[other_side]} branch of the if at "
-               f"{describe(location)}; a graph cond needs a tensor of one dtype from both branches")
-    raise_from_user(ValueError(message), location)
-
-
-def _same_python_value(a, b) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
-
-
-def _cond(test, true_fn, false_fn, names, plan, location):
-    lists = set()  # positions holding a TensorList, passed through the cond as its TensorArray
-
-    def as_array(position, value):
-        if isinstance(value, TensorList):
-            lists.add(position)
-            return value.array
-        return value
-
-    def branch(function):
-        values = function()
-        if isinstance(values, Raises):
-            if plan is None or any(kind == "value" and detail is None for kind, detail in plan):
-                raise _NeedsPlan()
+    def branch(side, run):
+        values = run()
+        given.append(values)
+        if chosen[0] is None:
+            chosen[0] = _suggested(names, values, copies)
+            if chosen[0] is None:
+                raise _Misfit(side, None)
+        if isinstance(values, _Raises):
             raise_when_run(values.error)
-            return tuple(zeros_for(detail) if kind == "value" else (zeros_for(detail), api.constant(False))
-                         for kind, detail in plan if kind != "fixed")
-        values = [as_array(position, v) for position, v in enumerate(values)]
-        if plan is None:
-            if not all(is_tensor_like(v) for v in values):
-                raise _NeedsPlan()
-            return tuple(values)
-        outputs = []
-        for (kind, detail), value in zip(plan, values):
-            if kind == "value":
-                if not is_tensor_like(value):
-                    raise _NeedsPlan()  # a remembered plan that no longer fits
-                outputs.append(value)
-            elif kind == "fixed":
-                both_undefined = isinstance(value, Undefined) and isinstance(detail, Undefined)
-                if not both_undefined and value is not detail and not _same_python_value(value, detail):
-                    raise _NeedsPlan()
-            elif kind == "maybe":
-                if isinstance(value, MaybeUndefined):
-                    outputs.append((value.value, value.defined))
-                elif isinstance(value, Undefined):
-                    outputs.append((zeros_for(detail), api.constant(False)))
-                elif is_tensor_like(value):
-                    if isinstance(detail, LeafSpec) and not isinstance(value, Tensor):
-                        value = convert(value, detail.dtype)
-                    outputs.append((value, api.constant(True)))
-                else:
-                    raise _NeedsPlan()
-        return tuple(outputs)
+            return chosen[0].empty_outputs()
+        try:
+            return chosen[0].encode(values)
+        except DoesNotFit as reason:
+            raise _Misfit(side, values, list(given) if len(given) == 2 else None, reason) from None
 
-    labels = names if plan is None else tuple(n for n, (kind, _) in zip(names, plan) if kind != "fixed")
-    result = staged_cond(to_bool(test), lambda: branch(true_fn), lambda: branch(false_fn), names=labels)
-    if plan is None:
-        return tuple(TensorList(v) if p in lists else v for p, v in enumerate(result))
-    values, result = [], list(result)
-    for name, (kind, detail) in zip(names, plan):
-        if kind == "fixed":
-            values.append(detail)
-        elif kind == "maybe":
-            value, defined = result.pop(0)
-            values.append(MaybeUndefined(name, value, defined))
+    result = staged_cond(to_bool(test), lambda: branch(0, run_true), lambda: branch(1, run_false),
+                         names=chosen[0].labels() if layout is not None else names)
+    return chosen[0].decode(result if isinstance(result, tuple) else tuple(result or ())), chosen[0]
+
+
+def _suggested(names, values, copies):
+    """The layout one branch's outputs suggest, when each is a tensor or maybe-defined tensor."""
+    if isinstance(values, _Raises):
+        return None
+    slots = []
+    for name, value in zip(names, values):
+        if copies.original(value) is not None:  # a container it was given: maybe appended to
+            return None
+        if isinstance(value, MaybeUndefined) and not isinstance(value.value, (list, tuple, dict)):
+            slots.append(Slot(MAYBE, name, spec_of(value), weak=weak_leaves([value])))
+        elif isinstance(value, Tensor) or is_tensor_like(value) and not isinstance(value, TensorList) \
+                and not any(is_python_scalar(leaf) for leaf in nest.flatten(value)):
+            slots.append(Slot(VALUE, name, spec_of(value), tentative=True, weak=weak_leaves([value])))
+        elif is_python_scalar(value):
+            slots.append(Slot(VALUE, name, spec_of(value), tentative=True, weak=True))
         else:
-            value = result.pop(0)
-            values.append(TensorList(value) if len(values) in lists else value)
-    return tuple(values)
+            return None
+    return Layout(slots)
 
 
 def staged_if_exp(test, if_true, if_false, location=None):
-    seen = []
+    """``if_true() if test else if_false()`` as a graph cond; the arms may differ in Python number kind."""
+    statement = Statement("conditional expression", location)
+    copies = Copies()
 
-    def arm(thunk, other):
+    def run(thunk):
         try:
-            value = thunk()
+            return (thunk(),)
         except TracedUnboundError as error:  # this arm raises whenever it is chosen
-            spec = spec_of(seen[0]) if seen else spec_of(scratch_run(other, ()))
-            raise_when_run(error)
-            return zeros_for(spec)
-        seen.append(value)
-        return value
-    return staged_cond(to_bool(test), lambda: arm(if_true, if_false), lambda: arm(if_false, if_true),
-                       names=None)
+            return _Raises(error)
+        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
+            held = HeldBack.of(error)
+            if held is None:
+                raise
+            return _Raises(held)
+    outputs, _ = _stage(test, lambda: run(if_true), lambda: run(if_false), ("conditional expression value",),
+                        None, None, statement, copies)
+    return outputs[0]
 
 
-def _or_raise(thunk):
-    """`thunk()`; if it reads an unbound variable, a graph error when run (and False)."""
+def _or_raise(thunk, like=None):
+    """`thunk()`; if it reads an unbound variable or raises a Python error (`HeldBack`), a graph
+    error when run (and a placeholder: zeros like `like`, so the other operand keeps its dtype,
+    or False)."""
     try:
         return thunk()
-    except TracedUnboundError as error:
-        raise_when_run(error)
-        return api.constant(False)
+    except Exception as error:  # noqa: BLE001 - an unbound read, or held back if Python code raised it
+        held = error if isinstance(error, TracedUnboundError) else HeldBack.of(error)
+        if held is None:
+            raise
+        raise_when_run(held)
+        return api.zeros_like(like) if like is not None else api.constant(False)
 
 
-def staged_and(value, thunks):
-    from autoloop.runtime.operators import and_
+def staged_and(value, rest):
+    """``value and rest()`` for a symbolic `value`: `rest` runs (in the graph) only where `value` holds."""
     if value.dtype is dtypes.bool_:
-        return staged_cond(value, lambda: to_bool(_or_raise(lambda: and_(thunks[0](), *thunks[1:]))),
-                           lambda: api.constant(False), names=None)
-    return _deciding_operand(value, to_bool(value),
-                             lambda: _or_raise(lambda: and_(thunks[0](), *thunks[1:])))
+        return staged_cond(value, lambda: to_bool(_or_raise(rest)), lambda: api.constant(False), names=None)
+    return _deciding_operand(value, to_bool(value), lambda: _or_raise(rest, value))
 
 
-def staged_or(value, thunks):
-    from autoloop.runtime.operators import or_
+def staged_or(value, rest):
+    """``value or rest()`` for a symbolic `value`: `rest` runs (in the graph) only where `value` fails."""
     if value.dtype is dtypes.bool_:
-        return staged_cond(value, lambda: api.constant(True),
-                           lambda: to_bool(_or_raise(lambda: or_(thunks[0](), *thunks[1:]))), names=None)
-    return _deciding_operand(value, api.logical_not(to_bool(value)),
-                             lambda: _or_raise(lambda: or_(thunks[0](), *thunks[1:])))
+        return staged_cond(value, lambda: api.constant(True), lambda: to_bool(_or_raise(rest)), names=None)
+    return _deciding_operand(value, api.logical_not(to_bool(value)), lambda: _or_raise(rest, value))
 
 
 def _deciding_operand(value, evaluate_rest, rest):

@@ -1,10 +1,15 @@
 """Graph loops for converted code: `staged_while` and `staged_for`.
 
-A variable first bound inside the loop is carried as a value and a boolean
-"defined" flag (`MaybeUndefined`); its dtype and shape are learned by tracing
-the body once into a scratch graph. A Python list appended to in the loop
-travels as a `TensorList`. ``for`` over a tensor, a `TensorRange` or a
-TensorArray becomes a loop over an index.
+The loop's state is planned as a `Layout` (`layout.py`): tensors travel as
+they are, a variable first bound inside the loop as a value and a "defined"
+flag, a Python list the loop appends to as a TensorArray, and Python values
+the loop leaves alone not at all. The layout is found by tracing: the first
+attempt starts from the values before the loop; when the body leaves a
+variable in a form its slot cannot carry (a Python ``0`` that became a
+float, a variable first assigned in the loop, a list it appended to), the
+attempt is abandoned and the loop traced again with a wider layout. What
+fitted is remembered on the trace (`trace.py`), so a loop met again in the
+same trace (inside an enclosing loop traced twice) is traced once.
 
 Reference semantics of `staged_for` (a loop over an index)::
 
@@ -16,22 +21,25 @@ Reference semantics of `staged_for` (a loop over an index)::
 
 from __future__ import annotations
 
-
-
+from autoloop import nest
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.while_loop import staged_while as graph_while
+from autoloop.errors import ShapeInvariantError
 from autoloop.ops import api
 from autoloop.ops.dispatch import convert
+from autoloop.runtime import trace as traces
+from autoloop.runtime.guards import ContainerGuard
+from autoloop.runtime.layout import (
+    FIXED, LIST, MAYBE, Copies, DoesNotFit, Layout, Slot, Statement, initial_slot, no_fit, plan)
 from autoloop.runtime.lists import TensorList
-from autoloop.runtime.locations import describe, raise_from_user
-from autoloop.runtime.undefined import MaybeUndefined, TracedUnboundError, Undefined
+from autoloop.runtime.specs import LeafSpec, to_bool, weak
+from autoloop.runtime.staging import carried_roots, pack, reject_unsupported
+from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
 from autoloop.runtime.values import is_graph_tensor
+from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
-
-from autoloop.runtime.staging import (
-    LeafSpec, code_of, is_tensor_like, kind_name, raise_when_run, reject_unsupported,
-    scratch_run, spec_of, to_bool, zeros_for)
+_MAX_ATTEMPTS = 6  # each attempt widens at least one slot; a few suffice in practice
 
 
 class TensorRange:
@@ -49,29 +57,27 @@ class TensorRange:
 
 def is_staged_iterable(iterable) -> bool:
     return (isinstance(iterable, (TensorRange, TensorArray)) or is_graph_tensor(iterable)
-            or (isinstance(iterable, TensorList) and not _is_eager_list(iterable)))
+            or (isinstance(iterable, TensorList) and is_graph_tensor(iterable.array.flow)))
 
 
-def _is_eager_list(tensor_list) -> bool:
-    return not is_graph_tensor(tensor_list.array.flow)
-
-
-def staged_while(loop_cond, loop_body, state, names, *, test=None, appended=(), options=None,
-                 unsupported=None, location=None):
+def staged_while(loop_cond, loop_body, state, names, *, appended=(), options=None, unsupported=None,
+                 location=None):
     """A graph loop for ``while loop_cond(*state): state = loop_body(*state)``."""
-    from autoloop.runtime.control_flow import pack
-    reject_unsupported(unsupported, "a while loop", location)
+    statement = Statement("while loop", location)
+    reject_unsupported(unsupported, statement)
 
     def body(*values):
         return pack(loop_body(*values), names)
-    return _loop(loop_cond, body, state, names, appended, options, "while loop", location)
+    key = traces.statement_key("while", (loop_cond, loop_body), state, names, numbers_by_dtype=True)
+    return _loop(loop_cond, body, tuple(state), tuple(names), key, (loop_cond, loop_body), appended,
+                 options, statement)
 
 
 def staged_for(iterable, loop_body, state, names, *, extra_test=None, appended=(), options=None,
                unsupported=None, location=None):
     """A graph loop for ``for item in iterable: state = loop_body(item, *state)``."""
-    from autoloop.runtime.control_flow import pack
-    reject_unsupported(unsupported, "a for loop", location)
+    statement = Statement("for loop", location)
+    reject_unsupported(unsupported, statement)
     start, in_range, item, step = _iteration(iterable)
 
     def cond(index, *values):
@@ -82,8 +88,11 @@ def staged_for(iterable, loop_body, state, names, *, extra_test=None, appended=(
 
     def body(index, *values):
         return (index + step,) + pack(loop_body(item(index), *values), names)
-    final = _loop(cond, body, (start,) + tuple(state), ("for loop index",) + tuple(names),
-                  appended, options, "for loop", location)
+    functions = (loop_body, extra_test)
+    key = traces.statement_key("for", functions, (_item_kind(iterable),) + tuple(state), names,
+                               numbers_by_dtype=True)
+    final = _loop(cond, body, (start,) + tuple(state), ("for loop index",) + tuple(names), key, functions,
+                  appended, options, statement)
     return final[1:]
 
 
@@ -102,7 +111,7 @@ def _iteration(iterable):
             def in_range(index):
                 return api.logical_or(api.logical_and(step > 0, index < stop),
                                       api.logical_and(step < 0, index > stop))
-        return start, in_range, (lambda index: index), step
+        return start, in_range, weak, step  # range() gives Python ints: the index is weak
     if isinstance(iterable, TensorList):
         iterable = iterable.array
     if isinstance(iterable, TensorArray):
@@ -112,199 +121,154 @@ def _iteration(iterable):
     return api.constant(0), (lambda index: index < length), (lambda index: iterable[index]), 1
 
 
-class _Slots:
-    """How each state entry travels through the graph loop.
-
-    - ``value``: as it is (a tensor, number, TensorArray or nested structure);
-    - ``maybe``: a (value, defined) pair, for a variable not bound on every path;
-    - ``list``: a TensorList, as its TensorArray;
-    - ``fixed``: not a loop variable (unbound throughout, or a Python object
-      the loop leaves alone).
-    """
-
-    def __init__(self, names):
-        self.names = names
-        self.kinds = []
-        self.fixed = {}
-
-    def encode(self, values):
-        flat = []
-        for position, (kind, value) in enumerate(zip(self.kinds, values)):
-            name = self.names[position]
-            if kind == "value":
-                flat.append(value.array if isinstance(value, TensorList) else value)
-            elif kind == "maybe":
-                flat.append(self._pair(value, position))
-            elif kind == "list":
-                if not isinstance(value, TensorList):
-                    raise TypeError(f"'{name}' was a list appended to in the loop but became "
-                                    f"{kind_name(value)}")
-                flat.append(value.array)
-        return tuple(flat)
-
-    def _pair(self, value, position):
-        if isinstance(value, MaybeUndefined):
-            return (value.value, value.defined)
-        if isinstance(value, Undefined):
-            previous = self.current[position]
-            return (previous.value, previous.defined)
-        dtype = self.dtypes[position]
-        if dtype is not None and not isinstance(value, Tensor):
-            value = convert(value, dtype)
-        return (value, api.constant(True))
-
-    def decode(self, flat):
-        values, flat = [], list(flat)
-        for position, kind in enumerate(self.kinds):
-            name = self.names[position]
-            if kind == "fixed":
-                values.append(self.fixed[position])
-                continue
-            item = flat.pop(0)
-            if kind == "maybe":
-                values.append(MaybeUndefined(name, item[0], item[1]))
-            elif kind == "list":
-                values.append(TensorList(item))
-            else:
-                values.append(item)
-        return tuple(values)
-
-    def labels(self):
-        return tuple(n for n, kind in zip(self.names, self.kinds) if kind != "fixed")
+def _item_kind(iterable):
+    """What the loop's items are, for the statement key: their dtype and shape."""
+    if isinstance(iterable, TensorRange):
+        return ("range",) + tuple(traces.fingerprint(v, numbers_by_dtype=True)
+                                  for v in (iterable.start, iterable.stop, iterable.step))
+    if isinstance(iterable, TensorList):
+        iterable = iterable.array
+    if isinstance(iterable, TensorArray):
+        return ("array", iterable.dtype, iterable.element_shape)
+    return ("tensor", iterable.dtype, iterable.shape[1:] if iterable.shape.rank else None)
 
 
-def _needs_scratch(state, appended, names):
-    for name, value in zip(names, state):
-        if isinstance(value, Undefined) or value is None:
-            return True
-        if name in appended and isinstance(value, list) and not value:
-            return True
-    return False
+class _Misfit(Exception):
+    """An iteration left the state in a form the layout cannot carry."""
+
+    def __init__(self, values, reason: DoesNotFit):
+        super().__init__()
+        self.values, self.reason = values, reason
 
 
+def _loop(cond, body, state, names, key, functions, appended, options, statement):
+    """Stage the loop, widening its layout until one iteration's state fits (see the module docstring)."""
+    guard = ContainerGuard([f for f in functions if f is not None], carried_roots(names))
+    try:
+        return _staged(cond, body, state, names, key, appended, options, statement, guard)
+    except BaseException:
+        guard.restore_cells()  # no shared variable keeps a value of a graph that was not built
+        raise
 
 
-
-
-def _loop(cond, body, state, names, appended, options, what, location):
+def _staged(cond, body, state, names, key, appended, options, statement, guard):
+    trace = traces.current()
     options = dict(options or {})
-    slots = _Slots(tuple(names))
-    learned = None
-    if _needs_scratch(state, appended, names):
-        key = (code_of(body), tuple(names), tuple(type(v).__name__ for v in state))
-        learned = _LEARNED.get(key)
-        if learned is None:
-            learned = _summaries(scratch_run(_body_or_raise(body), state, as_loop_variables=True))
-            _LEARNED[key] = learned  # once per loop, not once per trace of enclosing code
-    start_values, learned_shapes = [], {}
-    slots.dtypes, slots.current = {}, {}
-    for position, (name, value) in enumerate(zip(names, state)):
-        after = learned[position] if learned is not None else None
-        kind, start = _slot_for(name, value, after, name in appended, what, location)
-        slots.kinds.append(kind)
-        if kind == "fixed":
-            slots.fixed[position] = value
-        if kind == "maybe":
-            slots.dtypes[position] = getattr(start.value, "dtype", None)
-            if not isinstance(value, MaybeUndefined) and isinstance(after.spec, LeafSpec):
-                learned_shapes[position] = after.spec.shape
-        start_values.append(start)
-    flat_initial = slots.encode(start_values)
+    user_invariants = options.pop("shape_invariants", None)
+    loop_options = _loop_options(options)
+    layout = trace.layouts.get(key) or Layout(
+        initial_slot(name, value, name in appended) for name, value in zip(names, state))
+    outcomes = [[("before the loop", value)] for value in state]
+    copies = Copies()
+    first_error = None
+    relaxed = False  # whether variables first assigned in the loop may change shape across iterations
+    for _ in range(_MAX_ATTEMPTS):
+        try:
+            result = _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed)
+        except _Misfit as misfit:
+            for position, value in enumerate(misfit.values):
+                outcomes[position].append(("after an iteration", value))
+            wider = Layout(plan(name, entry, outcome, statement, copies)
+                           for name, entry, outcome in zip(names, state, outcomes))
+            if wider.same_as(layout):
+                no_fit(statement, layout, misfit.reason)
+            layout = wider
+            continue
+        except ShapeInvariantError:
+            # A variable first assigned in the loop has no shape before it, so nothing the user
+            # could declare: let its shape vary (once); any other variable's error is the user's.
+            if relaxed or not any(slot.kind == MAYBE for slot in layout.slots):
+                raise
+            relaxed = True
+            continue
+        except DoesNotFit:  # a remembered layout does not fit these values: start over
+            layout = Layout(initial_slot(name, value, name in appended) for name, value in zip(names, state))
+            continue
+        except Exception as error:
+            tentative = [i for i, slot in enumerate(layout.slots) if slot.tentative]
+            if first_error is not None or not tentative:
+                raise (first_error or error).with_traceback((first_error or error).__traceback__)
+            # A Python number traced as a tensor of its default dtype broke the body (``s = 0``
+            # then ``s += x`` with a float x): trace once with the Python values to learn dtypes.
+            first_error = error
+            layout = Layout(_as_python_value(slot, value) if slot.tentative else slot
+                            for slot, value in zip(layout.slots, state))
+            continue
+        finally:  # every attempt: a container changed while tracing is an error, not an effect
+            guard.check(statement)
+        trace.layouts[key] = layout
+        return result
+    raise AssertionError(f"internal error: {statement} needed more than {_MAX_ATTEMPTS} layouts")
+
+
+def _as_python_value(slot, value):
+    return Slot(FIXED, slot.name, fixed=value)
+
+
+def _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed):
+    flat_initial = layout.encode(state)
     counter = not flat_initial  # a loop with no state still needs one loop variable
     if counter:
         flat_initial = (api.constant(0),)
-    invariants = _invariants(options.pop("shape_invariants", None), state, slots, learned_shapes,
-                             len(flat_initial))
 
     def state_of(flat):
-        return slots.decode(flat[:-1] if counter else flat)
+        return layout.decode(flat[:-1] if counter else flat, copies)
 
     def graph_cond(*flat):
         return to_bool(cond(*state_of(flat)))
 
     def graph_body(*flat):
         values = state_of(flat)
-        slots.current = {p: v for p, v in enumerate(values) if isinstance(v, MaybeUndefined)}
-        result = slots.encode(_body_or_raise(body)(*values))
-        return result + (flat[-1] + 1,) if counter else result
+        results = _body_or_raise(body, values)
+        try:
+            encoded = layout.encode(results, incoming=values)
+        except DoesNotFit as reason:
+            raise _Misfit(results, reason) from None
+        return encoded + (flat[-1] + 1,) if counter else encoded
 
-    labels = slots.labels() + (("loop counter",) if counter else ())
-    result = graph_while(graph_cond, graph_body, tuple(flat_initial), names=labels,
-                         shape_invariants=invariants, **_loop_options(options))
-    return state_of(tuple(result))
+    invariants = _invariants(user_invariants, state, layout, flat_initial, counter, relaxed)
+    result = graph_while(graph_cond, graph_body, tuple(flat_initial), names=layout.labels()
+                         + (("loop counter",) if counter else ()), shape_invariants=invariants,
+                         **loop_options)
+    return layout.decode(tuple(result)[:-1] if counter else tuple(result))
 
 
-_LEARNED: dict = {}
-
-
-def _body_or_raise(body):
-    """`body`; if every run of it reads an unbound variable, a graph error when it runs.
+def _body_or_raise(body, values):
+    """`body(*values)`; if every run of it reads an unbound variable (or raises a Python error,
+    `HeldBack`), a graph error when it runs.
 
     The loop may run zero times, so the error must not be raised while tracing.
     """
-    def run(*values):
-        try:
-            return body(*values)
-        except TracedUnboundError as error:
-            raise_when_run(error)
-            return values
-    return run
+    try:
+        return body(*values)
+    except Exception as error:  # noqa: BLE001 - an unbound read, or held back if Python code raised it
+        held = error if isinstance(error, TracedUnboundError) else HeldBack.of(error)
+        if held is None:
+            raise
+        raise_when_run(held)
+        return values
 
 
-class _Learned:
-    """What one scratch iteration left in a loop variable: its kind and spec."""
+def _invariants(user_invariants, state, layout, flat_initial, counter, relaxed):
+    """Shape invariants in the structure of the carried values: the user's, and learned shapes.
 
-    def __init__(self, value):
-        self.kind = kind_name(value)
-        self.is_undefined = isinstance(value, Undefined)
-        self.is_none = value is None
-        self.tensor_like = is_tensor_like(value) or isinstance(value, MaybeUndefined)
-        self.spec = spec_of(value) if self.tensor_like and not isinstance(value, TensorList) else None
-        self.grown = None
-        if isinstance(value, list):
-            self.grown = [spec_of(v) for v in value]
-        if isinstance(value, TensorList):  # appended to in an inner graph loop
-            self.grown = [(value.array.dtype, value.array.element_shape)]
+    A variable first assigned in the loop starts as zeros of the shape one
+    iteration gave it; its invariant is that (possibly partial) shape, or
+    when `relaxed` (for every variable not bound on all paths) that rank with
+    every dimension unknown.
+    """
+    def learned(spec):
+        if not isinstance(spec, LeafSpec):
+            return None
+        if relaxed:
+            return TensorShape(None if spec.shape.rank is None else [None] * spec.shape.rank)
+        return spec.shape
 
-
-def _summaries(values):
-    return tuple(_Learned(v) for v in values)
-
-
-def _slot_for(name, value, after, appended, what, location):
-    """``(kind, start value)`` of one loop state entry."""
-    if isinstance(value, MaybeUndefined):
-        return "maybe", value
-    if isinstance(value, TensorList):
-        return "list", value
-    if appended and isinstance(value, list):
-        grown = after.grown[-1:] if after is not None and after.grown else []
-        spec = spec_of(value[0]) if value else (grown[0] if grown else None)
-        if spec is None:
-            return "fixed", value
-        return "list", TensorList.from_values(value, *spec)
-    if isinstance(value, Undefined) or value is None:
-        if after.is_undefined or (after.is_none and value is None):
-            return "fixed", value
-        if after.is_none or not after.tensor_like or after.spec is None:
-            raise_from_user(ValueError(
-                f"'{name}' is {after.kind} after an iteration of the {what} at "
-                f"{describe(location)} and {'not assigned' if value is not None else 'None'} before "
-                f"it, so the graph loop cannot learn its dtype; assign '{name}' a tensor before the "
-                f"loop"), location)
-        if value is None:
-            raise_from_user(ValueError(
-                f"'{name}' is None before the {what} at {describe(location)} and "
-                f"{after.kind} after an iteration; a graph loop variable keeps one dtype, so "
-                f"initialize '{name}' with a tensor of that dtype before the loop"), location)
-        return "maybe", MaybeUndefined(name, zeros_for(after.spec), api.constant(False))
-    return "value", value
-
-
-def _invariants(shape_invariants, state, slots, learned_shapes, count):
-    """Shape invariants per loop variable: the user's, and learned shapes of first assignments."""
-    by_position = dict(learned_shapes)
-    for variable, shape in shape_invariants or ():
+    by_position = {}
+    for position, (slot, value) in enumerate(zip(layout.slots, state)):
+        if slot.kind == MAYBE and (relaxed or not isinstance(value, MaybeUndefined)):
+            by_position[position] = nest.map_structure(learned, slot.spec)
+    for variable, shape in user_invariants or ():
         for position, value in enumerate(state):
             if value is variable:
                 by_position[position] = shape
@@ -314,22 +278,29 @@ def _invariants(shape_invariants, state, slots, learned_shapes, count):
                              "variable of this loop")
     if not by_position:
         return None
+    carried = iter(flat_initial)
     result = []
-    for position, kind in enumerate(slots.kinds):
-        if kind == "fixed":
+    for position, slot in enumerate(layout.slots):
+        if slot.kind == FIXED:
             continue
+        encoded = next(carried)
+        value = encoded[0] if slot.kind == MAYBE else encoded
         shape = by_position.get(position)
-        result.append((shape, None) if kind == "maybe" else shape)
-    result.extend([None] * (count - len(result)))
+        if shape is None or slot.kind == LIST or nest.is_nested(value) != nest.is_nested(shape):
+            shape = nest.map_structure(lambda _: None, value)
+        result.append((shape, None) if slot.kind == MAYBE else shape)
+    if counter:
+        result.append(None)
     return tuple(result)
 
 
 def _loop_options(options):
     known = {}
-    for key in ("maximum_iterations", "parallel_iterations", "swap_memory"):
+    for key in ("maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"):
         if options.get(key) is not None:
             known[key] = options[key]
-    unknown = set(options) - {"maximum_iterations", "parallel_iterations", "swap_memory"}
+    unknown = set(options) - {"maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"}
     if unknown:
         raise TypeError(f"set_loop_options got unknown options: {', '.join(sorted(unknown))}")
     return known
+

@@ -7,13 +7,22 @@ Python would. After graph control flow a variable bound on some paths only
 is a `MaybeUndefined`: a tensor (from the assigning path) and a boolean
 tensor saying whether it was assigned; `read` turns it into a graph check
 that raises when the graph runs on a path that did not assign it.
+
+    x = Undefined("x")
+    read(x)            # UnboundLocalError: local variable 'x' is read at f.py:3 ...
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from autoloop.runtime.locations import caller_location, raise_from_user
+from autoloop import nest
+from autoloop.ir import context
+from autoloop.ops import api
+from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
+from autoloop.ops.dispatch import apply
+from autoloop.runtime.locations import caller_location, describe, raise_from_user, traceback_location
+from autoloop.tensor import Tensor
 
 
 class Undefined:
@@ -54,19 +63,42 @@ class TracedUnboundError(UnboundLocalError):
     """An unbound variable read while tracing: graph branches turn it into a run-time error."""
 
 
+class HeldBack(TracedUnboundError):
+    """A Python error (``acc[5]``, ``d['k']``, ``1 // 0``) raised while tracing code that may never
+    run: a graph branch, or the lazy operand of ``and``/``or``/``if``-expressions. Python raises
+    it only if that code runs, so the staging code turns it into a graph op raising `exception`
+    (at `location`, the user's line) when the graph runs that path.
+    """
+
+    def __init__(self, exception: BaseException, location):
+        super().__init__(str(exception))
+        self.exception = exception
+        self.location = location
+
+    HELD = (LookupError, ArithmeticError)  # what data-dependent Python code raises
+
+    @classmethod
+    def of(cls, error):
+        """`error` as a HeldBack if it is one to hold back (not autoloop's own), else None."""
+        from autoloop.errors import AutoloopError
+        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError):
+            return cls(error, traceback_location(error.__traceback__))
+        return None
+
+
 def read(value):
     """`value`, checked to be bound: the runtime side of ``al__.read(x)``."""
     if isinstance(value, Undefined):
         location = caller_location()
         where = f" at {location[0]}:{location[1]}" if location else ""
         message = f"local variable '{value.name}' is read{where} but no path that ran before assigned it"
-        from autoloop.runtime import staging
-        if staging.tracing():  # maybe inside a graph branch that never runs: let it decide
+        if context.current_graph() is not None:  # maybe inside a graph branch that never runs: let it decide
             raise TracedUnboundError(message)
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
-        from autoloop.runtime import staging
-        return staging.checked_read(value, caller_location())
+        location = caller_location()
+        return checked(value, f"local variable '{value.name}' is read at {describe(location)} but no "
+                              f"path that ran before assigned it", "UnboundLocalError")
     return value
 
 
@@ -75,10 +107,32 @@ def return_value(value):
     if isinstance(value, Undefined):
         return None
     if isinstance(value, MaybeUndefined):
-        from autoloop.runtime import staging
-        return staging.checked_return(value, caller_location())
+        location = caller_location()
+        return checked(value, f"the function reached its end at {describe(location)} without a return "
+                              f"statement on the path that ran; in a graph every path must return a value",
+                       "MissingReturnError")
     return value
 
 
 def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, MaybeUndefined))
+
+
+def checked(value: MaybeUndefined, message: str, error: str, op: str = "CheckDefined"):
+    """`value.value`, each tensor guarded by a graph check (`op`) that raises `error` where it is undefined."""
+    def check(leaf):
+        if not isinstance(leaf, Tensor):
+            return leaf
+        return apply(op, [value.defined, leaf], {"message": message, "error": error})
+    return nest.map_structure(check, value.value)
+
+
+def raise_when_run(error):
+    """A graph op, in the graph being traced, that raises `error` when it runs: an unbound read,
+    or (an error with an ``exception``) the user's exception held back until its path runs."""
+    exception = getattr(error, "exception", None)
+    attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
+        "message": None, "exception": exception}
+    apply("AssertTrue", [api.constant(False)], attrs)
+    if getattr(error, "location", None) is not None:  # shown at the raise, not at the branch's if
+        context.current_graph().nodes[-1].location = error.location

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from autoloop.tensor import Tensor
 
 
@@ -12,3 +16,13 @@ def is_graph_tensor(value) -> bool:
 
 def is_tensor(value) -> bool:
     return isinstance(value, Tensor)
+
+
+def is_number(value) -> bool:
+    """A Python or numpy number (or numpy array): a value graph control flow converts to a tensor."""
+    return isinstance(value, (numbers.Number, np.number, np.bool_, np.ndarray)) and not isinstance(value, Tensor)
+
+
+def is_python_scalar(value) -> bool:
+    """A Python ``bool``/``int``/``float``: it has no dtype until it must become a tensor."""
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)

@@ -176,7 +176,7 @@ def test_a_static_method_runs(model, capsys):
 
 
 @pytest.mark.parametrize("function, args, code, words, line", [
-    ("bad_branch", ["1"], 1, "'y' is int32 in the true branch but float32 in the false branch", "    if x > 0:"),
+    ("bad_branch", ["1"], 1, "'y' is int32 in the if branch and float32 in the else branch", "    if x > 0:"),
     ("numpy_in_trace", ["1"], 1, "TypeError: arg:0 is a symbolic tensor", "return x.numpy() + 1"),
     ("wrong_dtype", ["1"], 1, "TypeError: Floor does not take int32 tensors", "return al.floor(x)"),
     ("runs_out_of_range", ["[1, 2]", "[5]"], 1, "index 5 is out of range [0, 2)", "return al.gather(x, i)"),

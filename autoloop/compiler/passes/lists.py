@@ -1,9 +1,11 @@
-"""``l.append(x)`` inside a loop becomes ``l = al__.list_append(l, x)``.
+"""``l.append(x)`` inside a loop or ``if`` becomes ``l = al__.list_append(l, x)``.
 
-The assignment makes ``l`` a modified name, so the loop carries it as a loop
-variable; in a staged loop the runtime turns it into a tensor list. Runs
-before the analyses so they see the assignment. Records the names in
-``ctx.appended_lists[loop]`` for every enclosing loop.
+The assignment makes ``l`` a modified name, so the loop or branch carries
+it as state; staged as graph control flow, the runtime turns it into a
+tensor list (and it stays one afterwards). Appends outside any loop or
+``if`` run once, as in Python, and are left alone. Runs before the analyses
+so they see the assignment. Records the names in
+``ctx.appended_lists[statement]`` for every enclosing loop and ``if``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from autoloop.compiler.passes.base import StatementPass
 class ListAppends(StatementPass):
     def __init__(self, ctx, analysis=None):
         super().__init__(ctx, analysis)
-        self.loops = []
+        self.loops = []  # the enclosing loops and ifs, innermost last
 
     def _visit_loop(self, node):
         if isinstance(node, gast.For):
@@ -27,6 +29,13 @@ class ListAppends(StatementPass):
         node.body = self._visit_block(node.body)
         self.loops.pop()
         node.orelse = self._visit_block(node.orelse)
+        return node
+
+    def visit_If(self, node):
+        self.loops.append(node)
+        node.body = self._visit_block(node.body)
+        node.orelse = self._visit_block(node.orelse)
+        self.loops.pop()
         return node
 
     def _visit_block(self, statements):

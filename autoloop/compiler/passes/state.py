@@ -3,8 +3,11 @@ loops and conditionals passes.
 
 State variables are composite names (``i``, ``self.x``, ``a[0]``). Plain
 names are parameters as they are; a composite one is received under an
-identifier (``self_x``) and written back first thing (``self.x = self_x``),
-so the function body reads it exactly as the user wrote it.
+identifier (``self_x``) and written back first thing
+(``al__.ref(self).x = self_x``), so the function body reads it exactly as
+the user wrote it. State code reaches a composite through ``al__.ref``, so
+one that does not exist yet (first assigned inside the statement) reads as
+undefined instead of raising, and is removed again where no path assigned it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.analysis.names import is_composite, parameter_name, prefixes
+from autoloop.compiler.context import RUNTIME_NAME
 
 
 def in_source_order(names, first_seen: dict) -> list[str]:
@@ -27,10 +31,12 @@ def without_covered(names) -> list[str]:
 
 
 def expression(name: str, ctx=None):
-    """The expression for composite name `name` (``self.x`` -> Attribute)."""
+    """The state expression for composite name `name` (``self.x`` -> ``al__.ref(self).x``)."""
     if not is_composite(name):
         return templates.name(name, ctx)
     node = templates.replace_expression(name)
+    node.value = gast.Call(func=templates.replace_expression(f"{RUNTIME_NAME}.ref"), args=[node.value],
+                           keywords=[])
     return templates.set_ctx(node, ctx or gast.Load())
 
 

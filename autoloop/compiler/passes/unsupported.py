@@ -3,11 +3,13 @@
 - ``yield``, ``yield from`` and ``await`` anywhere in a converted function:
   NotImplementedError now, naming the construct and its line.
 - ``try`` statements and writes to ``global``/``nonlocal`` names inside a
-  loop or an ``if``: recorded in ``ctx.unsupported``; the runtime raises
-  NotImplementedError only if that statement is staged as graph control
-  flow (in Python they keep working).
-- ``if``/``while``/``for`` inside the body of a ``try``: recorded the same way
-  (the handlers could never see errors raised when the graph runs).
+  loop or an ``if``: recorded in ``ctx.unsupported`` as
+  ``("contains", construct, line)``; the runtime raises NotImplementedError
+  only if that statement is staged as graph control flow (in Python they
+  keep working).
+- ``if``/``while``/``for`` inside the body of a ``try``: recorded the same way,
+  as ``("enclosed by", "a try statement", line)`` (the handlers could never
+  see errors raised when the graph runs).
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
 """
@@ -19,7 +21,6 @@ import gast
 from autoloop.compiler.passes.base import StatementPass, walk_scope
 
 _CONTROL = (gast.If, gast.While, gast.For)
-ENCLOSING_TRY = "enclosed by: "  # prefix of ctx.unsupported for control flow inside a try body
 
 
 class UnsupportedConstructs(StatementPass):
@@ -61,7 +62,7 @@ class UnsupportedConstructs(StatementPass):
                 for inner in walk_scope(child):
                     if isinstance(inner, _CONTROL) and inner not in self.ctx.unsupported:
                         self.ctx.unsupported[inner] = (
-                            f"{ENCLOSING_TRY}a try statement (line {self.ctx.user_line(statement)})")
+                            "enclosed by", "a try statement", self.ctx.user_line(statement))
 
     def visit_AsyncFunctionDef(self, node):
         self.fail(NotImplementedError, f"async function {node.name} cannot be converted", node)
@@ -72,10 +73,11 @@ class UnsupportedConstructs(StatementPass):
             for child in block:
                 for inner in walk_scope(child):
                     if isinstance(inner, gast.Try) or type(inner).__name__ == "TryStar":
-                        return f"a try statement (line {self.ctx.user_line(inner)})"
+                        return ("contains", "a try statement", self.ctx.user_line(inner))
                     if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Store) \
                             and inner.id in declared:
-                        return f"an assignment to global or nonlocal '{inner.id}' (line {self.ctx.user_line(inner)})"
+                        return ("contains", f"an assignment to global or nonlocal '{inner.id}'",
+                                self.ctx.user_line(inner))
         return None
 
     def visit_Match(self, node):
