@@ -67,12 +67,17 @@ def run_kernel(node, args) -> list:
 def kernel_of(node):
     """``run(args) -> outputs as a list``: `node`'s numpy kernel with its attrs, looked up once.
 
-    Shared by every executor that runs ordinary ops one node at a time; a
-    failure is raised as the node's (`autoloop.execute.errors`).
+    A control-flow node runs by its op's interpreter rule. Shared by every
+    executor that runs ops one node at a time; a failure is raised as the
+    node's (`autoloop.execute.errors`).
     """
     if node.op == "Const":
         value = [node.attrs["value"]]
         return lambda args: value
+    declared = control_flow.lookup(node.op)
+    if declared is not None:  # a control-flow op run as one node: its interpreter rule
+        rule = declared.interpreter_rule()
+        return lambda args: rule(node, list(args), _Run().graph)
     kernel = registry.get(node.op).kernel_for("numpy").fn
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
     outputs = len(node.outputs)

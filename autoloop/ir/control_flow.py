@@ -426,6 +426,6 @@ register(ControlFlowOp(
     verify=_scan_problems,
     interpret="autoloop.execute.scan:interpret_scan",
     kernels={"numpy": "autoloop.execute.scan:write_scan"},
-    lower=None,  # the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_as_one_node",  # one node, run by its interpreter rule
     gradient="autoloop.autodiff.scan_grad:scan_gradient",
 ))

@@ -136,14 +136,14 @@ def summarize_value(value, limit: int) -> str:
     """
     array = np.asarray(value)
     if array.ndim == 0:
-        return str(array)
+        return _element(array[()])
     shown = [0]
 
     def rows(part) -> str:
         if part.ndim == 1:
             count = min(len(part), limit - shown[0])
             shown[0] += count
-            text = " ".join(str(item) for item in part[:count])
+            text = " ".join(_element(item) for item in part[:count])
             return text + ("..." if count < len(part) else "")
         pieces = []
         for row in part:
@@ -159,6 +159,13 @@ def summarize_value(value, limit: int) -> str:
 def _print_gradient(op, grad):
     """An identity for its first input; the data it prints get no gradient."""
     return [grad] + [None] * (len(op.inputs) - 1)
+
+
+def _element(item) -> str:
+    """One number as TF1's Print writes it: floats without a trailing ``.0`` (``1``, ``0.5``)."""
+    if isinstance(item, np.floating):
+        return np.format_float_positional(item, trim="-")
+    return str(item)
 
 
 register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer, gradient=_print_gradient))

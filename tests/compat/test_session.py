@@ -283,3 +283,20 @@ def test_a_fed_value_fetched_beside_what_computes_it_keeps_the_fed_value(graph):
         z = tf.constant(1) + 1  # needs y's node to run
     with tf.Session() as sess:
         assert sess.run([y, z], feed_dict={y: 100}) == [100, 2]
+
+
+def test_a_scan_runs_in_a_session_as_one_node(graph, capfd):
+    xs = tf.placeholder(tf.float32, shape=[None, 2])
+
+    def body(x, h):
+        h = tf.Print(h * 0.5 + x, [x], "frame ")
+        return tf.reduce_sum(h), h
+
+    ys, final, lengths = al.scan(body=body, initial=tf.zeros([2]), xs=xs, ys=al.TensorSpec([], tf.float32))
+    with tf.Session() as sess:
+        got_ys, got_final, got_lengths = sess.run([ys, final, lengths], {xs: [[1, 0], [0, 1], [1, 1]]})
+    np.testing.assert_allclose(got_ys, [1.0, 1.5, 2.75])
+    np.testing.assert_allclose(got_final, [1.25, 1.5])
+    assert got_lengths == 3
+    assert capfd.readouterr().err == "frame [1 0]\nframe [0 1]\nframe [1 1]\n"
+    assert "= Scan(" in str(graph.lowered())

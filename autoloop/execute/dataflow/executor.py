@@ -44,6 +44,7 @@ import numpy as np
 
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute.interpreter import kernel_of
+from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
@@ -124,8 +125,8 @@ class _Plan:
             self.fetched[(id(value.node), value.index)].append(position)
         fed_outputs = {(id(v.node), v.index) for v in feeds}  # a fed value is not recomputed
         computed = {key: positions for key, positions in self.fetched.items() if key not in fed_outputs}
-        self.offloadable = [node.op not in _MACHINERY and node.op != "Const" and not (
-            node.source is not None and has_effects(node.source)) for node in self.nodes]
+        self.offloadable = [node.op not in _MACHINERY and node.op != "Const" and control_flow.lookup(node.op) is None
+                            and not (node.source is not None and has_effects(node.source)) for node in self.nodes]
         self.kernels = [kernel_of(node.source if node.source is not None else node)
                         if node.op not in _MACHINERY else None for node in self.nodes]
         self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else

@@ -6,9 +6,9 @@
 The walk is generic: ordinary nodes are copied into the frame being built,
 and a control-flow node is lowered by the ``lower`` rule its registration in
 `autoloop.ir.control_flow` names, ``rule(lowering, node, context, env,
-control) -> completion nodes``. This module holds the rules of ``While``
-and ``Cond``. Sub-graphs are inlined: node names get their loop's or
-branch's prefix (``while/body/Add``).
+control) -> completion nodes``. This module holds the rules of ``While``,
+``Cond`` and ``Scan``. Sub-graphs are inlined: node names get their loop's
+or branch's prefix (``while/body/Add``).
 
 ``While`` (seed 001's construction): every loop variable goes
 ``Enter -> Merge -> Switch``; the Switch sends it to ``Exit`` when the
@@ -20,6 +20,10 @@ counter is below the limit (as the reference interpreter does). A loop
 with effects carries a *token* loop variable: the first effects of an
 iteration come after it, and it goes round after the last ones, so effects
 keep program order across iterations for any ``parallel_iterations``.
+
+``Scan`` stays one node of its frame, run by its interpreter rule
+(`lower_as_one_node`): its frames, masks and run-time checks are not
+written with this machinery yet.
 
 ``Cond``: the predicate and each captured value pass a ``Switch`` on the
 predicate; each branch reads the side of its switches, and each output is
@@ -376,3 +380,20 @@ class _LoopLowering:
             following = lowering.add("NextIteration", [value], context, [(value.dtype, value.shape)],
                                      name="NextIteration")
             merge.inputs.append(following.outputs[0])
+
+
+
+# -- ops that run as one node -----------------------------------------------------------------------
+def lower_as_one_node(lowering: Lowering, node, context: Context, env: dict, control) -> list[Node]:
+    """The control-flow node unchanged: one node of the frame, run by its op's interpreter rule.
+
+    For an op whose meaning is not (yet) written with the dataflow machinery
+    (``Scan``: its frames, masks and run-time checks): it gives the
+    reference interpreter's results, and its effects run in its place in
+    program order, but its own iterations are not spread over frames.
+    """
+    lowered = lowering.add(node.op, [env[v] for v in node.inputs], context,
+                           [(v.dtype, v.shape) for v in node.outputs], attrs=node.attrs, control=control,
+                           source=node, name=node.name)
+    env.update(zip(node.outputs, lowered.outputs))
+    return [lowered]
