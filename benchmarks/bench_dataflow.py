@@ -35,7 +35,7 @@ import autoloop as al
 import autoloop.compat.v1 as tf
 from autoloop.execute import dataflow
 
-SERIAL = "Session, parallel_iterations=1"
+SERIAL = "Session, one iteration at a time (parallel_iterations=1)"  # no other name starts with it
 COMPILED = "compiled executor"
 BY_HAND = "numpy on 2 threads by hand (the ceiling)"
 
@@ -69,7 +69,7 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int) -> dict:
             x = tf.placeholder(tf.float32, shape=[elements])
             total = loop(x, parallel_iterations)
         session = tf.Session(graph=graph)
-        name = f"Session, parallel_iterations={parallel_iterations}"
+        name = SERIAL if parallel_iterations == 1 else f"Session, parallel_iterations={parallel_iterations}"
         results[name] = session.run(total, {x: data})
         impls[name] = lambda session=session, total=total, x=x: session.run(total, {x: data})
     compiled = al.function(loop, autograph=False)

@@ -15,7 +15,7 @@ def test_a_quick_run_reports_both_tables():
         report = bench_dataflow.report(quick=True, rounds=1)
     finally:
         sys.path.remove(str(BENCHMARKS))
-    for row in ("| Session, parallel_iterations=1 |", "| Session, parallel_iterations=10 |",
+    for row in ("| Session, one iteration at a time (parallel_iterations=1) |", "| Session, parallel_iterations=10 |",
                 "| compiled executor |", "| numpy on 2 threads by hand (the ceiling) |", "reduce_sum(tanh(X ** (1 + i / 1000)))", "| dataflow executor, parallel_iterations=10 |"):
         assert row in report, row
     assert "load average at start" in report

@@ -36,6 +36,8 @@ interpreter would meet it) is raised, naming the op and the user's line.
 from __future__ import annotations
 
 import collections
+import heapq
+import itertools
 import os
 import queue
 from concurrent.futures import ThreadPoolExecutor
@@ -209,9 +211,11 @@ class _Run:
         self.results = [DEAD] * len(plan.fetches)
         self.received = [False] * len(plan.fetches)
         self.done_queue = queue.SimpleQueue()
-        self.in_flight = 0
+        self.in_flight = 0  # kernels running on the pool
         self.pool = None
+        self.waiting: list = []  # large kernels ready for the pool, a heap by program order
         self.failures: list = []
+        self._order = itertools.count()  # ties in program order: first come, first served
         self.handlers = [_HANDLERS.get(node.op, _Run._kernel).__get__(self) for node in plan.nodes]
 
     # -- the loop ------------------------------------------------------------------------
@@ -324,10 +328,9 @@ class _Run:
             return
         kernel = self.plan.kernels[node]
         if self.workers and self.plan.offloadable[node] and _large(values):
-            if self.pool is None:
-                self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
-            self.in_flight += 1
-            self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
+            position = _program_position(self.plan.nodes[node], iteration)
+            heapq.heappush(self.waiting, (position, next(self._order), node, iteration, kernel, values))
+            self._fill_pool()
             return
         try:
             results = kernel(values)
@@ -336,6 +339,21 @@ class _Run:
             return
         self._emit(node, iteration, results, False)
         self._done_with(iteration)
+
+    def _fill_pool(self) -> None:
+        """Keep every worker busy with the waiting kernel first in program order.
+
+        Oldest iterations first: their results free memory soonest, so the
+        arrays in flight stay about one per worker (all of the first kernels
+        of ten iterations at once would hold ten arrays, and numpy's
+        allocator would hand them back to the system and fault them in again).
+        """
+        while self.waiting and self.in_flight < self.workers and not self.failures:
+            _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
+            self.in_flight += 1
+            self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
 
     def _run_in_pool(self, node, iteration, kernel, values) -> None:
         try:
@@ -346,6 +364,7 @@ class _Run:
 
     def _finish_kernel(self, node: int, iteration: _Iteration, results, error) -> None:
         self.in_flight -= 1
+        self._fill_pool()
         if error is not None:
             self._fail(node, iteration, error)
             return
