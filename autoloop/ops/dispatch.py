@@ -28,14 +28,19 @@ from autoloop.shapes import TensorShape
 from autoloop.tensor import NUMPY_VALUES, Tensor, eager, to_numpy_value
 
 
-def apply(op_name: str, inputs, attrs=None, name=None):
-    """Apply op `op_name` to `inputs` (Tensors); returns a Tensor or a tuple."""
+def apply(op_name: str, inputs, attrs=None, name=None, fold=True):
+    """Apply op `op_name` to `inputs` (Tensors); returns a Tensor or a tuple.
+
+    With `fold` False a traced node's outputs are never computed while
+    tracing (an op that acts when it runs, without being an effect: TF1's
+    ``Print``).
+    """
     attrs = attrs or {}
     opdef = registry.get(op_name)
     graph = context.current_graph()
     if graph is None:
         return _apply_eagerly(opdef, inputs, attrs)
-    return _add_to_graph(graph, opdef, inputs, attrs, name)
+    return _add_to_graph(graph, opdef, inputs, attrs, name, fold)
 
 
 def _apply_eagerly(opdef, inputs, attrs):
@@ -88,7 +93,7 @@ def _wrap(result, spec: Spec, op_name: str) -> Tensor:
     return Tensor(result, name=op_name)
 
 
-def _add_to_graph(graph: Graph, opdef, inputs, attrs, name):
+def _add_to_graph(graph: Graph, opdef, inputs, attrs, name, fold=True):
     values = [graph_value(graph, t) for t in inputs]
     specs = [Spec(v.dtype, v.shape, constant_value_of(v)) for v in values]
     try:
@@ -101,7 +106,7 @@ def _add_to_graph(graph: Graph, opdef, inputs, attrs, name):
     node = graph.add_node(opdef.name, values, attrs, [(s.dtype, s.shape) for s in out_specs],
                           location=user_location(), name=name)
     node.tuple_result = not single
-    folded = _fold(opdef, specs, attrs, out_specs, single)
+    folded = _fold(opdef, specs, attrs, out_specs, single) if fold else [None] * len(out_specs)
     for value, spec, constant in zip(node.outputs, out_specs, folded):
         value.constant = spec.value if spec.value is not None else constant
     outputs = [Tensor(value=v) for v in node.outputs]
@@ -183,7 +188,14 @@ def constant_value(tensor):
 
 
 def convert(value, dtype=None) -> Tensor:
-    """`value` as a Tensor; Python and numpy values become eager constants."""
+    """`value` as a Tensor; Python and numpy values become eager constants.
+
+    An object whose class defines ``_as_autoloop_tensor(self)`` converts
+    through it (a TF1 variable gives a fresh read of its value).
+    """
+    as_tensor = getattr(type(value), "_as_autoloop_tensor", None)
+    if as_tensor is not None:
+        return convert(as_tensor(value), dtype)
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not dtype:
             raise TypeError(f"Expected a {dtype.name} tensor, got {value.dtype.name} tensor {value.name}")
