@@ -16,6 +16,10 @@ class InvalidArgumentError(AutoloopError, ValueError):
     """An op was given values it cannot work on, found while running a graph."""
 
 
+class FailedPreconditionError(AutoloopError, RuntimeError):
+    """An op ran before what it needs was ready (a TF1 variable read before it was initialised)."""
+
+
 class DivisionByZeroError(InvalidArgumentError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero: Python's ZeroDivisionError, TensorFlow's InvalidArgumentError."""
 

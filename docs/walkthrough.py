@@ -92,5 +92,29 @@ by_executor = CompiledGraph(graph)(np.int32(10))
 print(f"interpreter: {by_interpreter}, compiled executor: {by_executor}")
 assert [int(v) for v in by_interpreter] == [int(v) for v in by_executor] == [285, 10]
 
-# 7. Differentiate: reverse-mode gradients through loops are the next stage
-#    of autoloop (see CHANGELOG.md); this walkthrough grows with them.
+# 7. Differentiate. A gradient is one more graph transformation: sum_square
+#    over floats differentiated with respect to a weight `w` on each term.
+#    The forward While gets an iteration counter and a stack of the values
+#    its gradient reads (here `i`, pushed every iteration); a second
+#    While runs as many times backwards, popping them. The backward graph
+#    runs on both executors like any other.
+step("7. differentiate")
+
+
+def weighted_sum_square(n, w):
+    i, result = al.constant(0.0, al.float64), al.constant(0.0, al.float64)
+    while i < n:
+        result += w * i * i
+        i += 1.0
+    return result
+
+
+gradient = al.function(lambda n, w: al.gradients(weighted_sum_square(n, w), [w]))
+backward = gradient.get_concrete_function(np.array(10.0), np.array(2.0)).graph
+loops = [node for node in backward.nodes if node.op == "While"]
+saved = loops[0].attrs["_gradient"].saved
+print(f"{len(loops)} loops; the forward one saves {len(saved)} value per iteration: {saved}")
+(d_w,) = gradient(np.array(10.0), np.array(2.0))
+by_interpreter = interpret(backward, np.array(10.0), np.array(2.0))
+print(f"d/dw = {d_w.numpy()} (interpreter: {by_interpreter[0]})")
+assert len(loops) == 2 and len(saved) == 1 and d_w.numpy() == by_interpreter[0] == 285.0

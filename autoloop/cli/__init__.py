@@ -56,7 +56,8 @@ def _parser():
     run.add_argument("target", metavar="FILE::FUNC")
     run.add_argument("args", nargs="*", metavar="ARG", help="JSON literals")
     run.add_argument("--explain", action="store_true",
-                     help="say for each loop and branch whether it was staged or ran as Python")
+                     help="say for each loop and branch whether it was staged or ran as Python, and which "
+                          "loops a gradient went through")
     run.add_argument("--time", action="store_true",
                      help="print conversion, tracing and run time on stderr")
     graph = commands.add_parser("graph", help="print the traced graph of a function")
@@ -65,6 +66,8 @@ def _parser():
                        help="the arguments to trace with, as a JSON list")
     graph.add_argument("--lowered", action="store_true")
     graph.add_argument("--format", choices=("text", "dot", "svg"), default="text")
+    graph.add_argument("--explain", action="store_true",
+                       help="also say which loops a gradient went through and what each saves per iteration")
     for sub in (dump, run, graph):
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                          help="show tracebacks")
@@ -157,6 +160,9 @@ def run(arguments) -> int:
     print(output.format_result(result))
     if arguments.explain:
         print(output.format_explanation(_python_function(function), decisions, converted=function.autograph))
+        gradients = output.format_gradients(concrete.graph, _python_function(function).__code__.co_filename)
+        if gradients:
+            print(gradients)
     if arguments.time:
         conversion = f"{_ms(converted - started)}" if function.autograph else "none (autograph=False)"
         print(f"autoloop: conversion {conversion}, tracing {_ms(traced - converted)}, "
@@ -174,13 +180,6 @@ def _ms(seconds: float) -> str:
 
 
 def graph(arguments) -> int:
-    if arguments.lowered:
-        print("autoloop: the lowered (Enter/Merge/Switch/NextIteration/Exit) form is not available yet",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if arguments.format == "svg":
-        print("autoloop: svg output is not available yet; use --format dot and Graphviz", file=sys.stderr)
-        return EXIT_BAD_INPUT
     function = _as_function(targets.load(arguments.target))
     if arguments.args is None:
         required = targets.parameters(function)
@@ -194,8 +193,27 @@ def graph(arguments) -> int:
     if not isinstance(values, list):
         raise BadInput("--args must be a JSON list")
     concrete = function.get_concrete_function(*_call_arguments(function, values))
-    print(str(concrete.graph) if arguments.format == "text" else output.format_dot(concrete.graph))
+    print(_graph_picture(concrete.graph, arguments.format, arguments.lowered))
+    if arguments.explain:
+        print(output.format_gradients(concrete.graph) or "no loop was differentiated")
     return 0
+
+
+def _graph_picture(graph, format: str, lowered: bool) -> str:
+    """What ``graph`` prints: the text form, dot, or svg drawn by Graphviz (functional or lowered)."""
+    from autoloop import pictures
+    if format == "text":
+        if lowered:
+            from autoloop.execute.dataflow import lower
+            return str(lower(graph))
+        return str(graph)
+    source = pictures.to_dot(graph, lowered=lowered)
+    if format == "dot":
+        return source
+    try:
+        return pictures.render(source, "svg")
+    except pictures.GraphvizMissing as missing:
+        raise BadInput(str(missing)) from None
 
 
 COMMANDS = {"dump": dump, "run": run, "graph": graph}

@@ -1,4 +1,4 @@
-"""What the commands print: results as numpy prints them, ``--explain`` lines, Graphviz dot."""
+"""What the commands print: results as numpy prints them, ``--explain`` lines (pictures: `autoloop.pictures`)."""
 
 from __future__ import annotations
 
@@ -55,27 +55,25 @@ def _control_statements(parse, function):
             yield parsed.source.user_line(node), kind
 
 
-def format_dot(graph) -> str:
-    """The graph as a Graphviz ``digraph`` (sub-graphs as clusters)."""
-    lines = [f'digraph "{graph.name}" {{', "  node [shape=box, fontname=monospace];"]
-    counter = [0]
-    numbers: dict = {}
-
-    def number(node):
-        return numbers.setdefault(id(node), f"n{len(numbers)}")
-
-    def emit(current, indent):
-        for node in current.nodes:
-            lines.append(f'{indent}"{number(node)}" [label="{node.name}\\n{node.op}"];')
-            for value in node.inputs:
-                lines.append(f'{indent}"{number(value.node)}" -> "{number(node)}";')
-            for key, sub in node.attrs.items():
-                if hasattr(sub, "nodes") and hasattr(sub, "inputs"):
-                    counter[0] += 1
-                    lines.append(f'{indent}subgraph "cluster_{counter[0]}" {{')
-                    lines.append(f'{indent}  label="{node.name}.{key}";')
-                    emit(sub, indent + "  ")
-                    lines.append(f"{indent}}}")
-    emit(graph, "  ")
-    lines.append("}")
+def format_gradients(graph, filename=None) -> str:
+    """One line per loop a gradient in `graph` went through: how many values its backward pass
+    saves per iteration, and its checkpoints (empty when nothing was differentiated). Lines in
+    `filename` (the function's file) are ``line N``, as `format_explanation` writes them."""
+    lines = []
+    for node in graph.walk():
+        record = node.attrs.get("_gradient") if node.op == "While" else None
+        if record is None:
+            continue
+        file, line = node.location or ("?", 0)
+        source = linecache.getline(file, line).strip()
+        names = ", ".join(sorted({v.node.op if v.node.op != "Placeholder" else "a loop variable" for v in record.saved}))
+        saved = f"{len(record.saved)} value{'s' if len(record.saved) != 1 else ''} per iteration" + \
+            (f" ({names})" if names else "")
+        if record.schedule is not None:
+            text = f"differentiated with checkpoints ({record.schedule}); recomputed stretches save {saved}"
+        else:
+            text = f"differentiated; its backward pass saves {saved}"
+        where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
+        lines.append(f"{where}: while loop {node.name!r} `{source}`: {text}")
     return "\n".join(lines)
+

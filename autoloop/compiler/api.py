@@ -52,7 +52,9 @@ def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_it
     arguments onto that loop, so in converted code a directive is never
     called. Any other call in converted code cannot apply to a loop and
     raises when it runs; in plain, unconverted Python it does nothing.
-    `shape_invariants` is a list of ``(variable, TensorShape)`` pairs.
+    `shape_invariants` is a list of ``(variable, TensorShape)`` pairs;
+    `checkpoint` is `while_loop`'s (bounded memory for gradients through the
+    loop).
 
         while i < n:
             autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])

@@ -60,9 +60,11 @@ from autoloop.control_flow.loop_vars import LoopVars, check_iteration
 from autoloop.control_flow.scan_arguments import (
     check_callable, describe, dims_text, entry_shape, frame_count, frame_shape, frames_of, merge_entries, templates)
 from autoloop.control_flow.scan_entries import entrywise_problem
-from autoloop.control_flow.scan_run import ScanPlan, run_scan
+from autoloop.control_flow.scan_by_while import scan_by_while
+from autoloop.control_flow.scan_run import ScanPlan, frame_limit, run_scan
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.ir import context, control_flow
+from autoloop.ops import recording
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.ops.location import user_location
@@ -220,6 +222,8 @@ class _ScanCall:
 
     # -- eagerly ------------------------------------------------------------------------------
     def run_eagerly(self):
+        if recording.anywhere() and recording.active():  # a GradientTape records: it must see every op
+            return self.run_by_while()
         compaction = "compact" if self.compaction_required and self.entries.rank else "mask"
         if compaction == "compact":
             self._prove_entrywise()
@@ -247,6 +251,28 @@ class _ScanCall:
                            _numpy_of(self.max_seq_len))
         learned = current["state"]
         return self.results([eager(v) for v in outputs], symbolic=False, learned=learned)
+
+    def run_by_while(self):
+        """The scan as a `while_loop` of ops (`autoloop.control_flow.scan_by_while`), eagerly."""
+        def unpack(x, state):
+            return (self.xs.pack(x) if self.xs is not None else None,
+                    self.state.pack(state) if self.state is not None else None)
+
+        def cond(x, state):
+            return self._test(self.cond(*unpack(x, state)))
+
+        def body(x, state):
+            frames, after = self._split(self.body(*unpack(x, state)))
+            return frames, after.components() if after is not None else []
+
+        limit = frame_limit([c._numpy for c in self.xs_components], _numpy_of(self.spatial_dim),
+                            _numpy_of(self.max_seq_len))
+        outputs = scan_by_while(cond, body, self._state_components(), self.xs_components,
+                                None if limit is None else convert(np.int32(limit)), has_cond=self.cond is not None,
+                                cond_before_body=self.cond_before_body, entry_rank=self.entries.rank,
+                                ys_specs=self.templates, return_tensor_arrays=self.return_tensor_arrays,
+                                name=self.name)
+        return self.results(outputs, symbolic=False)
 
     def _prove_entrywise(self) -> None:
         """Eagerly with compaction=True: trace cond and body once, to check they treat entries independently."""

@@ -24,7 +24,9 @@ from autoloop.control_flow.composite import CompositeTensor
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.math_ops import identity
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.control_flow.gradient_elements import grad_gather, grad_init, grad_read
+from autoloop.ops.gradient_support import row_shape, shape_int32
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
 
 
@@ -133,26 +135,70 @@ def _element_spec(op, element_dtype, element_shape, *leading):
     return Spec(element_dtype, TensorShape(list(leading)).concatenate(element_shape))
 
 
-register(OpDef("TensorListReserve", kernel=_reserve, infer=lambda size, dynamic_size: _LIST))
-register(OpDef("TensorListWrite", kernel=_write, infer=lambda values, index, value: _LIST))
+def _lengths(values, element_dtype, element_shape):
+    return np.array([np.shape(_element(values, i, element_dtype, element_shape))[0] for i in range(len(values))],
+                    np.int32)
+
+
+# -- gradients: a list's gradient is a GradientElements (autoloop.control_flow.gradient_elements) --
+def _write_gradient(op, grad):
+    index, value = op.inputs[1], op.input_specs[2]
+    shape = shape_int32(value, lambda: op.input_shape(2))
+    return [apply("TensorListGradErase", [grad, index]), None, grad_read(grad, index, shape, value.dtype)]
+
+
+def _scatter_gradient(op, grad):
+    indices, value = op.inputs[1], op.input_specs[2]
+    return [apply("TensorListGradErase", [grad, indices]), None,
+            grad_gather(grad, indices, row_shape(op, 2), value.dtype)]
+
+
+def _unstack_gradient(op, grad):
+    value = op.input_specs[1]
+    count = shape_int32(value, lambda: op.input_shape(1))[0]
+    return [None, apply("TensorListGradStack", [grad, count, row_shape(op, 1)], {"element_dtype": value.dtype})]
+
+
+def _split_gradient(op, grad):
+    value = op.input_specs[1]
+    return [None, apply("TensorListGradConcat", [grad, op.inputs[2], row_shape(op, 1)],
+                        {"element_dtype": value.dtype}), None]
+
+
+def _concat_gradient(op, grad):
+    lengths = apply("TensorListLengths", [op.inputs[0]], op.attrs)
+    return [apply("TensorListGradSplit", [grad, lengths])]
+
+
+register(OpDef("TensorListReserve", kernel=_reserve, infer=lambda size, dynamic_size: _LIST,
+               gradient=NOT_DIFFERENTIABLE))
+register(OpDef("TensorListWrite", kernel=_write, infer=lambda values, index, value: _LIST, gradient=_write_gradient))
 register(OpDef("TensorListRead", kernel=_read,
                infer=lambda values, index, element_dtype, element_shape:
-               _element_spec("TensorListRead", element_dtype, element_shape)))
+               _element_spec("TensorListRead", element_dtype, element_shape),
+               gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None]))
 register(OpDef("TensorListStack", kernel=_stack,
                infer=lambda values, element_dtype, element_shape:
-               _element_spec("TensorListStack", element_dtype, element_shape, None)))
+               _element_spec("TensorListStack", element_dtype, element_shape, None),
+               gradient=lambda op, grad: [apply("TensorListGradUnstack", [grad])]))
 register(OpDef("TensorListGather", kernel=_gather,
                infer=lambda values, indices, element_dtype, element_shape:
-               _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None)))
+               _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None),
+               gradient=lambda op, grad: [apply("TensorListGradScatterAdd", [grad_init(), op.inputs[1], grad]), None]))
 register(OpDef("TensorListConcat", kernel=_concat,
                infer=lambda values, element_dtype, element_shape:
                Spec(element_dtype, TensorShape([None]).concatenate(element_shape[1:])
-                    if element_shape.rank else TensorShape(None))))
-register(OpDef("TensorListSplit", kernel=_split, infer=lambda values, value, lengths: _LIST))
-register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST))
-register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST))
+                    if element_shape.rank else TensorShape(None)),
+               gradient=_concat_gradient))
+register(OpDef("TensorListLengths", kernel=_lengths,
+               infer=lambda values, element_dtype, element_shape: Spec(dtypes.int32, TensorShape([None])),
+               gradient=NOT_DIFFERENTIABLE))
+register(OpDef("TensorListSplit", kernel=_split, infer=lambda values, value, lengths: _LIST, gradient=_split_gradient))
+register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST,
+               gradient=_scatter_gradient))
+register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST, gradient=_unstack_gradient))
 register(OpDef("TensorListSize", kernel=lambda values: np.int32(len(values)),
-               infer=lambda values: Spec(dtypes.int32, TensorShape([]))))
+               infer=lambda values: Spec(dtypes.int32, TensorShape([])), gradient=NOT_DIFFERENTIABLE))
 
 
 class TensorArray(CompositeTensor):

@@ -27,6 +27,7 @@ from autoloop.control_flow.loop_vars import (
     LoopVars, as_code, check_entry_shapes, check_iteration, component_invariants)
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
+from autoloop.ops import recording
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.ops.location import user_location
 from autoloop.tensor import Tensor
@@ -38,7 +39,7 @@ _CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
-               swap_memory=False, maximum_iterations=None, name=None):
+               swap_memory=False, maximum_iterations=None, name=None, checkpoint=None):
     """Repeat `body` while `cond` is true; see the module docstring.
 
     `loop_vars` is a (possibly nested) tuple, list, namedtuple or dict of
@@ -49,16 +50,24 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     Raises TypeError if `cond` or `body` is not callable, ValueError if
     `loop_vars` is empty or `parallel_iterations` is not a positive int.
 
+    `back_prop=False` makes a gradient that must pass through the loop an
+    error. `checkpoint` (autoloop's own) bounds the memory a gradient
+    through the loop takes: True (or ``"sqrt"``) keeps the loop state at
+    iterations 0, 1, 4, 9, ... and recomputes the others (memory ~ √T for T
+    iterations), an int n keeps it every n iterations; see
+    `autoloop.autodiff.checkpoint`.
+
         >>> while_loop(lambda i: i < 10, lambda i: i + 1, [constant(0)])[0].numpy()
         np.int32(10)
     """
     return staged_while(cond, body, loop_vars, names=None, shape_invariants=shape_invariants,
                         parallel_iterations=parallel_iterations, back_prop=back_prop,
-                        swap_memory=swap_memory, maximum_iterations=maximum_iterations, name=name)
+                        swap_memory=swap_memory, maximum_iterations=maximum_iterations, name=name,
+                        checkpoint=checkpoint)
 
 
 def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, parallel_iterations=10,
-                 back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+                 back_prop=True, swap_memory=False, maximum_iterations=None, name=None, checkpoint=None):
     """`while_loop` for converted code: `names` are the user's variable names.
 
     `loop_vars` is then a tuple with one entry per name, and `cond`/`body`
@@ -77,7 +86,19 @@ def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, paralle
     run = _run_eagerly if graph is None else _build_graph
     return run(cond, body, before, invariants, hint, names, maximum_iterations,
                dict(parallel_iterations=parallel_iterations, back_prop=back_prop,
-                    swap_memory=swap_memory, name=name or "while"))
+                    swap_memory=swap_memory, name=name or "while", checkpoint=checkpoint_option(checkpoint)))
+
+
+def checkpoint_option(value):
+    """`while_loop`'s ``checkpoint`` argument as a node attribute: None (off), ``"sqrt"`` or a stride."""
+    if value is None or value is False:
+        return None
+    if value is True or value == "sqrt":
+        return "sqrt"
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError(f"checkpoint must be True or 'sqrt' (checkpoints at iterations 0, 1, 4, 9, ...), a "
+                     f"positive int n (a checkpoint every n iterations), or False/None; got {value!r}")
 
 
 def _validate(cond, body, loop_vars, parallel_iterations):
@@ -120,19 +141,24 @@ def _test_value(result, where: str) -> Tensor:
 
 
 def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations, options):
-    current = before
     limit = None if maximum_iterations is None else int(maximum_iterations.numpy())
-    iterations = 0
-    while limit is None or iterations < limit:
-        if not bool(_test_value(cond(*_arguments(current.structure)), "cond")):
-            break
+
+    def test(current):
+        return bool(_test_value(cond(*_arguments(current.structure)), "cond"))
+
+    def step(current):
         result = _call_body(body, current, _arguments(current.structure))
         after = check_iteration(before, result, invariants, hint, names)
         # The body's own leaves (not rebuilt components) keep what it learned,
         # such as a TensorArray's element shape, as a traced loop's results do.
-        current = LoopVars(nest.pack_sequence_as(before.structure, after.leaves), names)
-        iterations += 1
-    return current.structure
+        return LoopVars(nest.pack_sequence_as(before.structure, after.leaves), names)
+
+    if not (recording.anywhere() and recording.active()):
+        return recording.plain_loop(test, step, before, limit).structure
+    # A GradientTape is recording: it may run the loop its own way (back_prop, checkpoint).
+    loop = recording.EagerLoop(options["name"], user_location(), options["back_prop"], options["checkpoint"],
+                               lambda current: current.components())
+    return recording.run_loop(loop, test, step, before, limit).structure
 
 
 def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations, options):
@@ -156,7 +182,8 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
                                       body_captures=body_graph.captures, maximum_iterations=limit)
     attrs = dict(cond=cond_graph, body=body_graph, **sizes,
                  parallel_iterations=options["parallel_iterations"], back_prop=options["back_prop"],
-                 swap_memory=options["swap_memory"], names=tuple(as_code(l) for l in before.component_labels()))
+                 swap_memory=options["swap_memory"], names=tuple(as_code(l) for l in before.component_labels()),
+                 checkpoint=options["checkpoint"])
     specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]
     node = outer.add_node("While", inputs, attrs, specs, location=user_location(), name=options["name"])
     outputs = [Tensor(value=v) for v in node.outputs]

@@ -46,6 +46,7 @@ def clone(graph: Graph, value_map: dict | None = None, parent: Graph | None = No
     node_map: dict[int, Node] = {}
     new = Graph(graph.name, graph.parent if parent is None else parent)
     new._name_counts = dict(graph._name_counts)
+    new.tf1_style = graph.tf1_style
     for node in graph.nodes:
         attrs = {key: clone(attr, value_map, parent=new) if isinstance(attr, Graph) else attr
                  for key, attr in node.attrs.items()}
@@ -202,10 +203,14 @@ def append_outputs(sub: Graph, values) -> None:
 
 def owner(sub: Graph) -> Node:
     """The control-flow node whose attrs hold the sub-graph `sub`."""
-    for node in sub.parent.nodes:
-        if any(graph is sub for graph in node.subgraphs()):
-            return node
+    node = _owner_if_built(sub)
+    if node is not None:
+        return node
     raise ValueError(f"graph {sub.name!r} is not a sub-graph of a node of {sub.parent.name!r}")
+
+
+def _owner_if_built(sub: Graph) -> Node | None:
+    return next((node for node in sub.parent.nodes if any(graph is sub for graph in node.subgraphs())), None)
 
 
 def _insert_parameter(sub: Graph, position: int, dtype, shape: TensorShape, name: str) -> Value:
@@ -223,7 +228,9 @@ def _sync_enclosing(graph: Graph) -> None:
     chain of effects if they have effects now, and come after their inputs.
     """
     while graph.parent is not None:
-        node = owner(graph)
+        node = _owner_if_built(graph)
+        if node is None:  # a sub-graph still being traced: its node will take its captures when made
+            break
         control_flow.sync_captures(node)
         chain_effects(node.graph)  # the node may have effects now; the list still has program order
         sort_nodes(node.graph)

@@ -42,7 +42,8 @@ def _ensure_shape_kernel(x, shape):
     return x
 
 
-register(OpDef("EnsureShape", kernel=_ensure_shape_kernel, infer=_ensure_shape_infer))
+register(OpDef("EnsureShape", kernel=_ensure_shape_kernel, infer=_ensure_shape_infer,
+               gradient=lambda op, grad: [grad]))
 
 
 def ensure_shape(x, shape, name=None):

@@ -16,6 +16,7 @@ import numpy as np
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.gradient_support import reduce_to_input
 from autoloop.ops.registry import OpDef, Spec, register
 
 
@@ -35,7 +36,23 @@ def _clip_kernel(t, clip_value_min, clip_value_max):
     return np.maximum(np.minimum(t, clip_value_max), clip_value_min)
 
 
-register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer))
+def _clip_gradient(op, grad):
+    """The kernel is ``maximum(minimum(t, hi), lo)``: the gradient goes where that picks from (ties
+    pick the first operand, as Minimum's and Maximum's gradients do)."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None, None]
+    t, low, high = op.inputs[0], op.inputs[1], op.inputs[2]
+    below_high = apply("LessEqual", [t, high])
+    limited = apply("Minimum", [t, high])
+    above_low = apply("GreaterEqual", [limited, low])
+    zeros = apply("ZerosLike", [grad])
+    kept = apply("SelectV2", [above_low, grad, zeros])
+    return [apply("SelectV2", [below_high, kept, zeros]),
+            reduce_to_input(op, 1, apply("SelectV2", [above_low, zeros, grad])),
+            reduce_to_input(op, 2, apply("SelectV2", [below_high, zeros, kept]))]
+
+
+register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer, gradient=_clip_gradient))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

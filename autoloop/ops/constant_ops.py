@@ -7,7 +7,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ir import context
 from autoloop.ops.dispatch import constant_node, convert
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor, eager, to_numpy_value
 
@@ -22,8 +22,9 @@ def _placeholder_kernel(dtype, shape):
     raise RuntimeError("a Placeholder is given its value by the executor, never computed")
 
 
-register(OpDef("Const", kernel=lambda value: value, infer=_const_infer))
-register(OpDef("Placeholder", kernel=_placeholder_kernel, infer=lambda dtype, shape: Spec(dtype, shape)))
+register(OpDef("Const", kernel=lambda value: value, infer=_const_infer, gradient=NOT_DIFFERENTIABLE))
+register(OpDef("Placeholder", kernel=_placeholder_kernel, infer=lambda dtype, shape: Spec(dtype, shape),
+               gradient=NOT_DIFFERENTIABLE))
 
 
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:

@@ -22,7 +22,7 @@ from autoloop.errors import InvalidArgumentError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import cast
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.shape_ops import shape_operand
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
@@ -52,7 +52,12 @@ def _fill_kernel(dims, value):
     return np.full(tuple(int(d) for d in dims), value, dtype=np.asarray(value).dtype)
 
 
-register(OpDef("Fill", kernel=_fill_kernel, infer=_fill_infer))
+def _fill_gradient(op, grad):
+    """Every element is the fill value: its gradient is the sum."""
+    return [None, apply("Sum", [grad], {"axis": None, "keepdims": False}) if op.input_specs[1].dtype.is_floating else None]
+
+
+register(OpDef("Fill", kernel=_fill_kernel, infer=_fill_infer, gradient=_fill_gradient))
 
 
 def fill(dims, value, name=None):
@@ -93,8 +98,9 @@ def _like_infer(op_name):
     return rule
 
 
-register(OpDef("ZerosLike", kernel=np.zeros_like, infer=_like_infer("ZerosLike")))
-register(OpDef("OnesLike", kernel=np.ones_like, infer=_like_infer("OnesLike")))
+# The results do not depend on the input's values.
+register(OpDef("ZerosLike", kernel=np.zeros_like, infer=_like_infer("ZerosLike"), gradient=NOT_DIFFERENTIABLE))
+register(OpDef("OnesLike", kernel=np.ones_like, infer=_like_infer("OnesLike"), gradient=NOT_DIFFERENTIABLE))
 
 
 def zeros_like(input, dtype=None, name=None):
@@ -158,7 +164,7 @@ def _range_kernel(start, limit, delta):
     return (np.arange(length, dtype=dtype) * delta + start).astype(dtype, copy=False)
 
 
-register(OpDef("Range", kernel=_range_kernel, infer=_range_infer))
+register(OpDef("Range", kernel=_range_kernel, infer=_range_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 def _argument_dtype(value) -> dtypes.DType:
@@ -203,7 +209,7 @@ def _size_kernel(x, out_type):
     return np.array(np.size(x), dtype=out_type.as_numpy_dtype)[()]
 
 
-register(OpDef("Size", kernel=_size_kernel, infer=_size_infer))
+register(OpDef("Size", kernel=_size_kernel, infer=_size_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 def size(input, out_type=dtypes.int32, name=None):
@@ -219,7 +225,7 @@ def _rank_infer(x):
     return Spec(dtypes.int32, TensorShape([]), None if rank is None else np.int32(rank))
 
 
-register(OpDef("Rank", kernel=lambda x: np.int32(np.ndim(x)), infer=_rank_infer))
+register(OpDef("Rank", kernel=lambda x: np.int32(np.ndim(x)), infer=_rank_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 def rank(input, name=None):
@@ -228,7 +234,8 @@ def rank(input, name=None):
 
 
 # -- StopGradient ----------------------------------------------------------------
-register(OpDef("StopGradient", kernel=lambda x: x, infer=_like_infer("StopGradient"), expr="{0}"))
+register(OpDef("StopGradient", kernel=lambda x: x, infer=_like_infer("StopGradient"), expr="{0}",
+               gradient=NOT_DIFFERENTIABLE))
 
 
 def stop_gradient(input, name=None):

@@ -33,7 +33,8 @@ def _add_n_kernel(*inputs):
     return functools.reduce(np.add, inputs)
 
 
-register(OpDef("AddN", kernel=_add_n_kernel, infer=_add_n_infer))
+register(OpDef("AddN", kernel=_add_n_kernel, infer=_add_n_infer,
+               gradient=lambda op, grad: [grad if spec.dtype.is_floating else None for spec in op.input_specs]))
 
 
 def add_n(inputs, name=None):
@@ -76,8 +77,25 @@ def _cumulative_kernel(accumulate, identity):
     return kernel
 
 
-register(OpDef("Cumsum", kernel=_cumulative_kernel(np.cumsum, 0), infer=_cumulative_infer("Cumsum")))
-register(OpDef("Cumprod", kernel=_cumulative_kernel(np.cumprod, 1), infer=_cumulative_infer("Cumprod")))
+def _cumsum_gradient(op, grad):
+    """Each input element adds to the running sums after it: a running sum the other way."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    return [apply("Cumsum", [grad], dict(op.attrs, reverse=not op.attrs["reverse"]))]
+
+
+def _cumprod_gradient(op, grad):
+    """``cumsum(grad * result)`` the other way, divided by the input (the input must have no zeros)."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    back = apply("Cumsum", [grad * op.outputs[0]], dict(op.attrs, reverse=not op.attrs["reverse"]))
+    return [back / op.inputs[0]]
+
+
+register(OpDef("Cumsum", kernel=_cumulative_kernel(np.cumsum, 0), infer=_cumulative_infer("Cumsum"),
+               gradient=_cumsum_gradient))
+register(OpDef("Cumprod", kernel=_cumulative_kernel(np.cumprod, 1), infer=_cumulative_infer("Cumprod"),
+               gradient=_cumprod_gradient))
 
 
 def _cumulative_fn(op_name, public_name, what):

@@ -21,7 +21,8 @@ from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import abs, binary_inputs, pow, sqrt, square
 from autoloop.ops.reduction_ops import reduce_max, reduce_sum
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.gradient_support import reduce_to_input
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.shape_ops import expand_dims, reshape, squeeze, transpose
 from autoloop.ops.static_args import static_int, static_ints
 from autoloop.shapes import TensorShape
@@ -79,7 +80,7 @@ def _eye_kernel(num_rows, num_columns, batch_shape, dtype):
     return np.array(np.broadcast_to(matrix, tuple(batch_shape) + matrix.shape))
 
 
-register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer))
+register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
@@ -174,7 +175,46 @@ def _einsum_kernel(*operands, equation):
     return np.einsum(equation, *operands)
 
 
-register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer))
+def _einsum_gradient(op, grad):
+    """The gradient of operand k: the result's gradient contracted with the other operands, back
+    to operand k's labels. Labels only operand k has (summed away in the forward) are broadcast
+    back; ``...`` axes that were broadcast are summed back to operand k's shape."""
+    specs = op.input_specs
+    if not specs[0].dtype.is_floating:
+        return [None] * len(specs)
+    terms, output = parse_equation(op.attrs["equation"], len(specs))
+    grads = []
+    for k, term in enumerate(terms):
+        if not op.needs_gradient(k):
+            grads.append(None)
+            continue
+        named = [label for label in term if label != ELLIPSIS]
+        if len(set(named)) != len(named):
+            raise NotImplementedError(f"the gradient of einsum {op.attrs['equation']!r} needs operands "
+                                      f"without repeated labels (a diagonal)")
+        others = [t for j, t in enumerate(terms) if j != k]
+        available = set(output) | {label for t in others for label in t}
+        kept = [label for label in term if label in available]
+        leading = ELLIPSIS in output and ELLIPSIS not in term  # broadcast axes operand k does not have
+        equation = ",".join("".join(t) for t in [output] + others) + "->" + "".join(
+            ([ELLIPSIS] if leading else []) + kept)
+        part = apply("Einsum", [grad] + [op.inputs[j] for j in range(len(specs)) if j != k],
+                     {"equation": equation})
+        if leading:
+            extra = part.shape.rank - len(kept)
+            part = apply("Sum", [part], {"axis": tuple(range(extra)), "keepdims": False}) if extra else part
+        ellipsis_rank = (specs[k].shape.rank or 0) - len(named)
+        for position, label in enumerate(term):
+            if label not in available:  # summed away from operand k alone: every element gets the gradient
+                after_ellipsis = ELLIPSIS in term[:position]
+                part = apply("ExpandDims", [part], {"axis": position + (ellipsis_rank - 1 if after_ellipsis else 0)})
+        if len(kept) != len(term):
+            part = apply("BroadcastTo", [part, op.input_shape(k)])
+        grads.append(reduce_to_input(op, k, part))
+    return grads
+
+
+register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer, gradient=_einsum_gradient))
 
 
 def einsum(equation, *inputs, name=None, **kwargs):

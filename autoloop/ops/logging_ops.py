@@ -23,7 +23,7 @@ from autoloop import dtypes
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
-from autoloop.ops.registry import OpDef, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, register
 from autoloop.tensor import Tensor
 
 
@@ -74,7 +74,7 @@ def _print_kernel(*arrays, template, stream, flush=False):
     return ()
 
 
-register(OpDef("PrintV2", kernel=_print_kernel, infer=_no_outputs, stateful=True))
+register(OpDef("PrintV2", kernel=_print_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE))
 
 
 def print_(*values, sep=" ", end="\n", output_stream="stdout", file=None, flush=False, name=None):
@@ -127,7 +127,7 @@ def _assert_kernel(condition, *data, template, summarize):
     return ()
 
 
-register(OpDef("Assert", kernel=_assert_kernel, infer=_assert_infer, stateful=True))
+register(OpDef("Assert", kernel=_assert_kernel, infer=_assert_infer, stateful=True, gradient=NOT_DIFFERENTIABLE))
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - the TF name

@@ -17,8 +17,15 @@ from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.static_args import static_axis
 
 # -- Relu ----------------------------------------------------------------------------
+def _relu_gradient(op, grad):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    positive = apply("Greater", [op.outputs[0], apply("ZerosLike", [op.outputs[0]])])
+    return [apply("SelectV2", [positive, grad, apply("ZerosLike", [grad])])]
+
+
 register(OpDef("Relu", kernel=lambda x: np.maximum(x, np.zeros((), np.asarray(x).dtype)),
-               infer=infer.elementwise(infer.NUMERIC)("Relu")))
+               infer=infer.elementwise(infer.NUMERIC)("Relu"), gradient=_relu_gradient))
 
 
 def relu(features, name=None):
@@ -50,8 +57,24 @@ def _log_softmax_kernel(logits, axis):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-register(OpDef("Softmax", kernel=_softmax_kernel, infer=_normalize_infer("Softmax")))
-register(OpDef("LogSoftmax", kernel=_log_softmax_kernel, infer=_normalize_infer("LogSoftmax")))
+def _along(op, x):
+    return apply("Sum", [x], {"axis": (op.attrs["axis"],), "keepdims": True})
+
+
+def _softmax_gradient(op, grad):
+    """``s * (grad - sum(grad * s))`` along the axis."""
+    softmax = op.outputs[0]
+    return [softmax * (grad - _along(op, grad * softmax))]
+
+
+def _log_softmax_gradient(op, grad):
+    """``grad - softmax * sum(grad)`` along the axis."""
+    return [grad - apply("Exp", [op.outputs[0]]) * _along(op, grad)]
+
+
+register(OpDef("Softmax", kernel=_softmax_kernel, infer=_normalize_infer("Softmax"), gradient=_softmax_gradient))
+register(OpDef("LogSoftmax", kernel=_log_softmax_kernel, infer=_normalize_infer("LogSoftmax"),
+               gradient=_log_softmax_gradient))
 
 
 def _normalize_fn(op_name, public_name, what):

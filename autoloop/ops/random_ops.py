@@ -39,6 +39,7 @@ from autoloop.ir import context
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.gradient_support import reduce_to_input
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.shape_ops import shape_operand
 from autoloop.shapes import TensorShape
@@ -194,7 +195,17 @@ def _uniform_kernel(dims, minval, maxval, dtype, stream):
     return (minval + (maxval - minval) * unit).astype(numpy_type, copy=False)
 
 
-register(OpDef("RandomUniform", kernel=_uniform_kernel, infer=_uniform_infer, stateful=True))
+def _uniform_gradient(op, grad):
+    """``minval + (maxval - minval) * u`` for the drawn ``u``."""
+    if not op.output_specs[0].dtype.is_floating:
+        return [None, None, None]
+    low, high = op.inputs[1], op.inputs[2]
+    unit = (op.outputs[0] - low) / (high - low)
+    return [None, reduce_to_input(op, 1, grad - grad * unit), reduce_to_input(op, 2, grad * unit)]
+
+
+register(OpDef("RandomUniform", kernel=_uniform_kernel, infer=_uniform_infer, stateful=True,
+               gradient=_uniform_gradient))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -230,7 +241,15 @@ def _normal_kernel(dims, mean, stddev, dtype, stream):
     return (standard.astype(numpy_type) * stddev + mean).astype(numpy_type, copy=False)
 
 
-register(OpDef("RandomNormal", kernel=_normal_kernel, infer=_normal_infer, stateful=True))
+def _normal_gradient(op, grad):
+    """``mean + stddev * z`` for the drawn ``z``."""
+    mean, stddev = op.inputs[1], op.inputs[2]
+    standard = (op.outputs[0] - mean) / stddev
+    return [None, reduce_to_input(op, 1, grad), reduce_to_input(op, 2, grad * standard)]
+
+
+register(OpDef("RandomNormal", kernel=_normal_kernel, infer=_normal_infer, stateful=True,
+               gradient=_normal_gradient))
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):

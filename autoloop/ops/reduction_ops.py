@@ -16,7 +16,8 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.gradient_support import reduced_axes, reduced_count, unreduce
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import runtime_axes, static_axes, static_int
 from autoloop.shapes import TensorShape
 
@@ -103,8 +104,68 @@ _REDUCTIONS = {
     "Any": (_logical_kernel("Any", np.any), (dtypes.bool_,), _method_expr("any", with_dtype=False)),
     "All": (_logical_kernel("All", np.all), (dtypes.bool_,), _method_expr("all", with_dtype=False)),
 }
+# -- gradients: the result's gradient spread back over the reduced axes ----------------------
+def _sum_gradient(op, grad):
+    return [unreduce(op, grad)]
+
+
+def _mean_gradient(op, grad):
+    return [unreduce(op, grad) / reduced_count(op)]
+
+
+def _extreme_gradient(op, grad):
+    """Max/Min: the gradient goes to the elements equal to the result, shared equally by ties."""
+    x = op.inputs[0]
+    chosen = apply("Cast", [apply("Equal", [x, unreduce(op, op.outputs[0])])], {"dtype": x.dtype})
+    ties = unreduce(op, apply("Sum", [chosen], {"axis": op.attrs["axis"], "keepdims": op.attrs["keepdims"]}))
+    return [chosen * unreduce(op, grad) / ties]
+
+
+def _prod_gradient(op, grad):
+    """The product of all the other elements of each reduced group, without dividing (zeros are fine):
+    the reduced axes are flattened into the last one, and exclusive running products from both ends
+    multiplied."""
+    x = op.inputs[0]
+    rank = op.input_specs[0].shape.rank
+    axes = reduced_axes(op)
+    kept = [a for a in range(rank) if a not in axes]
+    moved = apply("Transpose", [x], {"perm": tuple(kept + list(axes))})
+    if op.input_specs[0].shape.is_fully_defined():
+        dims = op.input_specs[0].shape.as_list()
+        flat_shape = tuple(dims[a] for a in kept) + (int(np.prod([dims[a] for a in axes], dtype=np.int64)),)
+        flat = apply("Reshape", [moved], {"shape": flat_shape})
+    else:
+        moved_shape = apply("Shape", [moved], {"out_type": dtypes.int32})
+        head = moved_shape[:len(kept)]
+        rest = apply("Prod", [moved_shape[len(kept):]], {"axis": None, "keepdims": True})
+        flat = apply("Reshape", [moved, apply("ConcatV2", [head, rest], {"axis": 0})])
+    last = len(kept)
+    before = apply("Cumprod", [flat], {"axis": last, "exclusive": True, "reverse": False})
+    after = apply("Cumprod", [flat], {"axis": last, "exclusive": True, "reverse": True})
+    others = apply("Reshape", [before * after, apply("Shape", [moved], {"out_type": dtypes.int32})])
+    inverse = tuple(int(p) for p in np.argsort(kept + list(axes)))
+    others = apply("Transpose", [others], {"perm": inverse})
+    return [others * unreduce(op, grad)]
+
+
+_GRADIENTS = {"Sum": _sum_gradient, "Mean": _mean_gradient, "Max": _extreme_gradient,
+              "Min": _extreme_gradient, "Prod": _prod_gradient, "Any": NOT_DIFFERENTIABLE,
+              "All": NOT_DIFFERENTIABLE}
+
+
+def _float_only(rule):
+    """Integer reductions give integer results: no gradient."""
+    if rule is NOT_DIFFERENTIABLE:
+        return rule
+
+    def checked(op, grad):
+        return rule(op, grad) if op.input_specs[0].dtype.is_floating else [None]
+    return checked
+
+
 for _name, (_kernel, _allowed, _expr) in _REDUCTIONS.items():
-    register(OpDef(_name, kernel=_kernel, infer=_reduce_infer(_name, _allowed), expr=_expr))
+    register(OpDef(_name, kernel=_kernel, infer=_reduce_infer(_name, _allowed), expr=_expr,
+                   gradient=_float_only(_GRADIENTS[_name])))
 
 
 def _reduction(op_name, public_name, what):
@@ -157,8 +218,10 @@ def _arg_expr(method):
     return expr
 
 
-register(OpDef("ArgMax", kernel=_arg_kernel(np.argmax), infer=_arg_infer("ArgMax"), expr=_arg_expr("argmax")))
-register(OpDef("ArgMin", kernel=_arg_kernel(np.argmin), infer=_arg_infer("ArgMin"), expr=_arg_expr("argmin")))
+register(OpDef("ArgMax", kernel=_arg_kernel(np.argmax), infer=_arg_infer("ArgMax"), expr=_arg_expr("argmax"),
+               gradient=NOT_DIFFERENTIABLE))
+register(OpDef("ArgMin", kernel=_arg_kernel(np.argmin), infer=_arg_infer("ArgMin"), expr=_arg_expr("argmin"),
+               gradient=NOT_DIFFERENTIABLE))
 
 
 def _arg_fn(op_name, public_name, what):

@@ -22,9 +22,13 @@ Contracts:
   raises TypeError/ValueError for inputs the op cannot take; those errors
   are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
-  (``{0}``, ``{1}``, ...), or a function of the attrs returning one, that
-  computes the same as ``kernel``; the compiled executor inlines it instead
-  of calling the kernel.
+  (``{0}``, ``{1}``, ...; ``{*}`` stands for all of them, comma-separated)
+  that computes the same as ``kernel``, or a function of the attrs
+  returning one or None (then the kernel is called); the compiled executor
+  inlines it instead of calling the kernel. It may nest a value computed
+  just before into a placeholder that appears once and is always
+  evaluated; a placeholder used twice (``({0} * {0})``) or conditionally
+  (``({1} if {0} else {2})``) gets a name (`autoloop.execute.expressions`).
 - ``scalar_expr``, when given, replaces ``expr`` where tracing proved every
   input a scalar (shape ``()``): a cheap form that only holds for scalars,
   such as ``({0} if {0} > {1} else {1})`` for Maximum, where a numpy ufunc
@@ -36,7 +40,19 @@ Contracts:
   ``"module:function"`` string imported on first use, so ``import autoloop``
   never imports jax). `OpDef.kernel_for` looks one up.
 - ``gradient`` is the op's reverse-mode rule (or a ``"module:function"``
-  string); its signature is fixed by autoloop's autodiff.
+  string), or `NOT_DIFFERENTIABLE` for an op no gradient flows through
+  (comparisons, integer and shape ops, ``StopGradient``). A rule is
+  ``rule(op, *output_grads) -> input_grads``: `op` describes the forward
+  op (``op.inputs[i]`` and ``op.outputs[j]`` are its values as Tensors,
+  ``op.attrs`` its attributes, ``op.input_specs``/``op.output_specs`` their
+  static `Spec`s, ``op.input_shape(i)`` a shape as an int32 tensor);
+  `output_grads` has one Tensor per output (None for an output no gradient
+  reached, which only multi-output ops see); the result has one entry per
+  input, a Tensor or None (no gradient). Rules call ordinary ops, so the
+  same rule builds graph nodes while tracing and computes eagerly under a
+  `GradientTape`, and reads only the forward values it needs (in a loop,
+  each value read is saved per iteration). `autoloop.ops.gradient_support`
+  holds what rules share.
 - ``stateful`` ops (print, assert) have effects: they are never pruned and
   keep program order (`autoloop.ir.effects`).
 
@@ -52,6 +68,16 @@ from autoloop.dtypes import DType
 from autoloop.ir import effects
 from autoloop.ir.lazy import resolve
 from autoloop.shapes import TensorShape
+
+
+class _NotDifferentiable:
+    """The `OpDef.gradient` of an op that no gradient flows through."""
+
+    def __repr__(self):
+        return "NOT_DIFFERENTIABLE"
+
+
+NOT_DIFFERENTIABLE = _NotDifferentiable()
 
 
 class Spec(NamedTuple):
@@ -102,9 +128,14 @@ class OpDef:
             raise KeyError(f"op {self.name!r} has no {backend!r} kernel") from None
         return rule if isinstance(rule, Kernel) else Kernel(resolve(rule))
 
+    @property
+    def differentiable(self) -> bool:
+        """False for an op declared `NOT_DIFFERENTIABLE`."""
+        return self.gradient is not NOT_DIFFERENTIABLE
+
     def gradient_rule(self):
-        """The gradient rule (imported now if named), or None."""
-        return resolve(self.gradient)
+        """The gradient rule (imported now if named); None if the op has none or is not differentiable."""
+        return None if self.gradient is NOT_DIFFERENTIABLE else resolve(self.gradient)
 
     def __repr__(self):
         return f"<OpDef {self.name} kernels={sorted(self.kernels)}{' stateful' if self.stateful else ''}>"

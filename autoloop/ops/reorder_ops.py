@@ -16,7 +16,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import static_axis, static_ints
 
 
@@ -40,7 +40,9 @@ def _reverse_infer(x, axis):
     return Spec(x.dtype, x.shape)
 
 
-register(OpDef("ReverseV2", kernel=lambda x, axis: np.flip(x, axis), infer=_reverse_infer))
+register(OpDef("ReverseV2", kernel=lambda x, axis: np.flip(x, axis), infer=_reverse_infer,
+               gradient=lambda op, grad: [apply("ReverseV2", [grad], op.attrs)
+                                          if op.input_specs[0].dtype.is_floating else None]))
 
 
 def reverse(tensor, axis, name=None):
@@ -67,7 +69,9 @@ def _roll_kernel(x, shift, axis):
     return np.roll(x, tuple(int(s) for s in np.ravel(shift)), axis)
 
 
-register(OpDef("Roll", kernel=_roll_kernel, infer=_roll_infer))
+register(OpDef("Roll", kernel=_roll_kernel, infer=_roll_infer,
+               gradient=lambda op, grad: [apply("Roll", [grad, -op.inputs[1]], op.attrs)
+                                          if op.input_specs[0].dtype.is_floating else None, None]))
 
 
 def roll(input, shift, axis, name=None):
@@ -116,8 +120,34 @@ def _argsort_kernel(values, axis, direction):
     return stable_order(values, axis, direction).astype(np.int32)
 
 
-register(OpDef("Sort", kernel=_sort_kernel, infer=_sort_infer("Sort")))
-register(OpDef("ArgSort", kernel=_argsort_kernel, infer=_sort_infer("ArgSort", dtypes.int32)))
+def _sort_gradient(op, grad):
+    """Each sorted element's gradient goes back to where it came from: the inverse permutation."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    axis = op.attrs["axis"]
+    order = apply("ArgSort", [op.inputs[0]], op.attrs)
+    inverse = apply("ArgSort", [order], {"axis": axis, "direction": "ASCENDING"})
+    return [apply("PermuteAlongAxis", [grad, inverse], {"axis": axis})]
+
+
+register(OpDef("Sort", kernel=_sort_kernel, infer=_sort_infer("Sort"), gradient=_sort_gradient))
+register(OpDef("ArgSort", kernel=_argsort_kernel, infer=_sort_infer("ArgSort", dtypes.int32),
+               gradient=NOT_DIFFERENTIABLE))
+
+
+# -- PermuteAlongAxis: ``take_along_axis`` for an `order` that permutes each slice (Sort's gradient) --
+def _permute_infer(x, order, axis):
+    infer.check_dtype("PermuteAlongAxis", order, infer.INTEGERS, 1)
+    return Spec(x.dtype, x.shape)
+
+
+def _permute_gradient(op, grad):
+    inverse = apply("ArgSort", [op.inputs[1]], {"axis": op.attrs["axis"], "direction": "ASCENDING"})
+    return [apply("PermuteAlongAxis", [grad, inverse], op.attrs), None]
+
+
+register(OpDef("PermuteAlongAxis", kernel=lambda x, order, axis: np.take_along_axis(np.asarray(x), order, axis),
+               infer=_permute_infer, gradient=_permute_gradient))
 
 
 def _sort_attrs(op_name, values, axis, direction):

@@ -17,6 +17,7 @@ from autoloop.errors import InvalidArgumentError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
+from autoloop.ops.gradient_support import reduce_to_input, zeros_for_output
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.shape_ops import shape_operand
 from autoloop.ops.static_args import static_int, static_ints
@@ -60,7 +61,48 @@ def _pad_kernel(x, constant_values, paddings, mode):
     return np.pad(x, paddings, mode=_PAD_MODES[mode])
 
 
-register(OpDef("Pad", kernel=_pad_kernel, infer=_pad_infer))
+def _pad_gradient(op, grad):
+    """The gradient of the padded tensor folded back onto the input (a mirrored element's
+    gradient goes to the element it copies); the constant gets the padding's gradient."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None]
+    inner = apply("PadGrad", [grad], op.attrs)
+    if op.attrs["mode"] != "CONSTANT":
+        return [inner, None]
+    total = {"axis": None, "keepdims": False}
+    return [inner, apply("Sum", [grad], total) - apply("Sum", [inner], total)]
+
+
+register(OpDef("Pad", kernel=_pad_kernel, infer=_pad_infer, gradient=_pad_gradient))
+
+
+# -- PadGrad: Pad's gradient (the transpose of padding, as a linear map of the input) ------------------
+def _pad_grad_kernel(grad, paddings, mode):
+    grad = np.asarray(grad)
+    for axis, (before, after) in enumerate(paddings):
+        size = grad.shape[axis] - before - after
+        moved = np.moveaxis(grad, axis, 0)
+        result = moved[before:before + size].copy()
+        if mode != "CONSTANT" and size:
+            skip = 1 if mode == "REFLECT" else 0  # REFLECT does not repeat the edge element
+            for k in range(before):  # padded position before - 1 - k copies input position k + skip
+                result[k + skip] += moved[before - 1 - k]
+            for k in range(after):  # padded position before + size + k copies input size - 1 - skip - k
+                result[size - 1 - skip - k] += moved[before + size + k]
+        grad = np.moveaxis(result, 0, axis)
+    return grad
+
+
+def _pad_grad_infer(grad, paddings, mode):
+    if grad.shape.rank is None:
+        return Spec(grad.dtype, TensorShape([None] * len(paddings)))
+    dims = [None if d is None else d - before - after for d, (before, after) in zip(grad.shape, paddings)]
+    return Spec(grad.dtype, TensorShape(dims))
+
+
+register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
+               gradient=lambda op, grad: [apply("Pad", [grad, convert(op.input_specs[0].dtype.as_numpy_dtype(0))],
+                                                op.attrs)]))
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
@@ -132,7 +174,14 @@ def _split_kernel(x, axis, num, sizes):
     return tuple(np.split(x, np.cumsum(lengths)[:-1], axis=axis))
 
 
-register(OpDef("SplitV", kernel=_split_kernel, infer=_split_infer))
+def _split_gradient(op, *grads):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    parts = [g if g is not None else zeros_for_output(op, j) for j, g in enumerate(grads)]
+    return [apply("ConcatV2", parts, {"axis": op.attrs["axis"]}) if len(parts) > 1 else parts[0]]
+
+
+register(OpDef("SplitV", kernel=_split_kernel, infer=_split_infer, gradient=_split_gradient))
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
@@ -188,7 +237,12 @@ def _broadcast_to_kernel(x, *shape_input, shape=None):
     return np.array(np.broadcast_to(x, shape))  # a copy: a broadcast view is read-only
 
 
-register(OpDef("BroadcastTo", kernel=_broadcast_to_kernel, infer=_broadcast_to_infer))
+def _broadcast_to_gradient(op, grad):
+    rest = [None] * (len(op.input_specs) - 1)
+    return [reduce_to_input(op, 0, grad) if op.input_specs[0].dtype.is_floating else None] + rest
+
+
+register(OpDef("BroadcastTo", kernel=_broadcast_to_kernel, infer=_broadcast_to_infer, gradient=_broadcast_to_gradient))
 
 
 def broadcast_to(input, shape, name=None):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 
 from autoloop.errors import AutoloopError
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 
 
 class MissingReturnError(AutoloopError, ValueError):
@@ -62,8 +62,10 @@ def _no_outputs(*specs, **attrs):
 
 
 register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
-               stateful=True))  # a check whose value is unused must still run (y = x, y dead)
+               stateful=True,  # a check whose value is unused must still run (y = x, y dead)
+               gradient=lambda op, grad: [None, grad]))
 # The same check for an item or attribute a container holds: it runs only where the value is
 # used (a dict returned or read later), never merely because the container was written.
-register(OpDef("CheckAssigned", kernel=_check_defined_kernel, infer=_check_defined_infer))
-register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True))
+register(OpDef("CheckAssigned", kernel=_check_defined_kernel, infer=_check_defined_infer,
+               gradient=lambda op, grad: [None, grad]))
+register(OpDef("AssertTrue", kernel=_assert_true_kernel, infer=_no_outputs, stateful=True, gradient=NOT_DIFFERENTIABLE))

@@ -20,6 +20,7 @@ from autoloop.ops.array_ops import concat, shape
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
 from autoloop.ops.reduction_ops import reduce_prod
+from autoloop.ops.gradient_support import shape_int32, zeros_for_input
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.selection_ops import gather, where
 from autoloop.ops.shape_ops import reshape, shape_operand
@@ -72,7 +73,16 @@ def _gather_nd_kernel(params, indices):
     return params[_coordinates("GatherNd", indices, params.shape)]
 
 
-register(OpDef("GatherNd", kernel=_gather_nd_kernel, infer=_gather_nd_infer))
+def _gather_nd_gradient(op, grad):
+    """The slices' gradients added back at their coordinates (repeated coordinates add up)."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None]
+    shape = apply("Cast", [shape_int32(op.input_specs[0], lambda: op.input_shape(0))],
+                  {"dtype": op.input_specs[1].dtype})
+    return [apply("ScatterNd", [op.inputs[1], grad, shape]), None]
+
+
+register(OpDef("GatherNd", kernel=_gather_nd_kernel, infer=_gather_nd_infer, gradient=_gather_nd_gradient))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -115,7 +125,9 @@ def _scatter_nd_kernel(indices, updates, dims):
     return result
 
 
-register(OpDef("ScatterNd", kernel=_scatter_nd_kernel, infer=_scatter_nd_infer))
+register(OpDef("ScatterNd", kernel=_scatter_nd_kernel, infer=_scatter_nd_infer,
+               gradient=lambda op, grad: [None, apply("GatherNd", [grad, op.inputs[0]])
+                                          if op.input_specs[1].dtype.is_floating else None, None]))
 
 
 def scatter_nd(indices, updates, shape, name=None):
@@ -147,7 +159,18 @@ def _tensor_scatter_kernel(tensor, indices, updates):
     return result
 
 
-register(OpDef("TensorScatterUpdate", kernel=_tensor_scatter_kernel, infer=_tensor_scatter_infer))
+def _tensor_scatter_gradient(op, grad):
+    """Replaced slices get no gradient; each update gets its slice's (coordinates are assumed distinct:
+    of repeated ones only the last update is used, as the kernel does)."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None, None]
+    indices = op.inputs[1]
+    kept = apply("TensorScatterUpdate", [grad, indices, zeros_for_input(op, 2)])
+    return [kept, None, apply("GatherNd", [grad, indices])]
+
+
+register(OpDef("TensorScatterUpdate", kernel=_tensor_scatter_kernel, infer=_tensor_scatter_infer,
+               gradient=_tensor_scatter_gradient))
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):

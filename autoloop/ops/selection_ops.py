@@ -13,7 +13,8 @@ from autoloop.errors import InvalidArgumentError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.gradient_support import reduce_to_input, shape_int32
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import static_int
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
@@ -44,7 +45,29 @@ def _gather_kernel(params, indices, axis):
     return np.take(params, indices, axis=axis)
 
 
-register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer))
+def _gather_gradient(op, grad):
+    """Rows of the gradient added back where they were taken from (repeated indices add up): a
+    ScatterNd over the gathered axis, moved to the front and back again."""
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None]
+    params, indices = op.input_specs[0], op.input_specs[1]
+    axis, rank, index_rank = op.attrs["axis"], params.shape.rank, indices.shape.rank
+    if rank is None or index_rank is None:
+        raise NotImplementedError("the gradient of gather needs params and indices of known rank")
+    # grad has shape params[:axis] + indices.shape + params[axis + 1:]: bring the indices' axes first.
+    front = tuple(range(axis, axis + index_rank)) + tuple(range(axis)) + tuple(
+        range(axis + index_rank, rank - 1 + index_rank))
+    moved = apply("Transpose", [grad], {"perm": front}) if front != tuple(range(len(front))) else grad
+    shape = shape_int32(params, lambda: op.input_shape(0))
+    moved_shape = apply("ConcatV2", [shape[axis:axis + 1], shape[:axis], shape[axis + 1:]], {"axis": 0}) \
+        if axis else shape
+    coordinates = apply("ExpandDims", [op.inputs[1]], {"axis": index_rank})
+    scattered = apply("ScatterNd", [coordinates, moved, apply("Cast", [moved_shape], {"dtype": indices.dtype})])
+    back = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, rank))
+    return [apply("Transpose", [scattered], {"perm": back}) if axis else scattered, None]
+
+
+register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer, gradient=_gather_gradient))
 
 
 def gather(params, indices, axis=None, batch_dims=0, name=None):
@@ -88,7 +111,18 @@ def _one_hot_kernel(indices, on_value, off_value, depth, axis):
     return np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype, copy=False)
 
 
-register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer))
+def _one_hot_gradient(op, grad):
+    """on_value is wherever an index points, off_value everywhere else."""
+    if not op.input_specs[1].dtype.is_floating:
+        return [None, None, None]
+    dtype = op.input_specs[1].dtype.as_numpy_dtype
+    hot = apply("OneHot", [op.inputs[0], convert(dtype(1)), convert(dtype(0))], op.attrs)
+    total = {"axis": None, "keepdims": False}
+    on = apply("Sum", [grad * hot], total)
+    return [None, on, apply("Sum", [grad], total) - on]
+
+
+register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer, gradient=_one_hot_gradient))
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -132,7 +166,16 @@ def _select_infer(condition, x, y):
     return Spec(x.dtype, infer.broadcast_shapes("SelectV2", shape, y.shape))
 
 
-register(OpDef("SelectV2", kernel=np.where, infer=_select_infer, scalar_expr="({1} if {0} else {2})"))
+def _select_gradient(op, grad):
+    if not op.input_specs[1].dtype.is_floating:
+        return [None, None, None]
+    condition, zeros = op.inputs[0], apply("ZerosLike", [grad])
+    return [None, reduce_to_input(op, 1, apply("SelectV2", [condition, grad, zeros])),
+            reduce_to_input(op, 2, apply("SelectV2", [condition, zeros, grad]))]
+
+
+register(OpDef("SelectV2", kernel=np.where, infer=_select_infer, scalar_expr="({1} if {0} else {2})",
+               gradient=_select_gradient))
 
 
 def _where_infer(condition):
@@ -143,7 +186,7 @@ def _where_infer(condition):
 
 
 register(OpDef("Where", kernel=lambda condition: np.argwhere(condition).astype(np.int64, copy=False),
-               infer=_where_infer))
+               infer=_where_infer, gradient=NOT_DIFFERENTIABLE))
 
 
 def where(condition, x=None, y=None, name=None):

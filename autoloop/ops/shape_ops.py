@@ -17,6 +17,7 @@ from autoloop.errors import InvalidArgumentError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.math_ops import cast
+from autoloop.ops.gradient_support import reshape_to_input, shape_int32, zeros_for_output
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.static_args import runtime_axes, static_axes, static_int, static_ints
 from autoloop.shapes import TensorShape
@@ -73,7 +74,16 @@ def _pack_infer(*values, axis):
     return Spec(values[0].dtype, TensorShape(dims), folded)
 
 
-register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer))
+def _pack_gradient(op, grad):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None] * len(op.input_specs)
+    count = len(op.input_specs)
+    parts = apply("Unpack", [grad], {"num": count, "axis": op.attrs["axis"]})
+    return [parts] if count == 1 else list(parts)
+
+
+register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
+               gradient=_pack_gradient))
 
 
 def stack(values, axis=0, name=None):
@@ -128,7 +138,14 @@ def _unpack_kernel(x, num, axis):
     return slices[0] if num == 1 else slices
 
 
-register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer))
+def _unpack_gradient(op, *grads):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    parts = [g if g is not None else zeros_for_output(op, j) for j, g in enumerate(grads)]
+    return [apply("Pack", parts, {"axis": op.attrs["axis"]})]
+
+
+register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient))
 
 
 def unstack(value, num=None, axis=0, name=None) -> list:
@@ -195,7 +212,14 @@ def _reshape_expr(attrs):
     return "{0}.reshape(%r)" % (attrs["shape"],)
 
 
-register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr))
+def _same_elements_gradient(op, grad):
+    """Reshape, ExpandDims, Squeeze: the gradient has the input's elements, in the input's shape."""
+    rest = [None] * (len(op.input_specs) - 1)
+    return [reshape_to_input(op, 0, grad) if op.input_specs[0].dtype.is_floating else None] + rest
+
+
+register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
+               gradient=_same_elements_gradient))
 
 
 def reshape(tensor, shape, name=None):
@@ -228,8 +252,14 @@ def _transpose_expr(attrs):
     return "{0}.transpose()" if attrs["perm"] is None else "{0}.transpose(%r)" % (attrs["perm"],)
 
 
+def _transpose_gradient(op, grad):
+    perm = op.attrs["perm"]
+    inverse = None if perm is None else tuple(int(p) for p in np.argsort(perm))
+    return [apply("Transpose", [grad], {"perm": inverse}) if op.input_specs[0].dtype.is_floating else None]
+
+
 register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
-               expr=_transpose_expr))
+               expr=_transpose_expr, gradient=_transpose_gradient))
 
 
 def transpose(a, perm=None, name=None):
@@ -262,7 +292,7 @@ def _expand_dims_expr(attrs):
 
 
 register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
-               expr=_expand_dims_expr))
+               expr=_expand_dims_expr, gradient=_same_elements_gradient))
 
 
 def expand_dims(input, axis, name=None):
@@ -300,7 +330,8 @@ def _squeeze_kernel(x, axis):
     return np.squeeze(x, runtime_axes(axis, np.ndim(x), "Squeeze"))
 
 
-register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr))
+register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
+               gradient=_same_elements_gradient))
 
 
 def squeeze(input, axis=None, name=None):
@@ -341,7 +372,26 @@ def _tile_kernel(x, *multiples_input, multiples=None):
     return np.tile(x, multiples)
 
 
-register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer))
+def _tile_gradient(op, grad):
+    """The copies' gradients summed: the gradient seen as ``[m0, d0, m1, d1, ...]``, summed over the m axes."""
+    spec = op.input_specs[0]
+    rest = [None] * (len(op.input_specs) - 1)
+    if not spec.dtype.is_floating:
+        return [None] + rest
+    rank = spec.shape.rank
+    if rank is None:
+        raise NotImplementedError("the gradient of tile needs an input of known rank")
+    multiples = op.attrs.get("multiples")
+    multiples = convert(np.array(multiples, np.int32)) if multiples is not None else \
+        apply("Cast", [op.inputs[1]], {"dtype": dtypes.int32})
+    shape = shape_int32(spec, lambda: op.input_shape(0))
+    pairs = apply("Reshape", [apply("Pack", [multiples, shape], {"axis": 1})], {"shape": (-1,)})
+    split = apply("Reshape", [grad, pairs])
+    total = apply("Sum", [split], {"axis": tuple(range(0, 2 * rank, 2)), "keepdims": False})
+    return [reshape_to_input(op, 0, total)] + rest
+
+
+register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient))
 
 
 def tile(input, multiples, name=None):

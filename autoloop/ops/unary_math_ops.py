@@ -16,7 +16,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
-from autoloop.ops.registry import OpDef, register
+from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, register
 
 
 def _reciprocal_sqrt(x):
@@ -35,8 +35,17 @@ _UNARY = {
     "IsFinite": ("is_finite", np.isfinite, infer.FLOATS, dtypes.bool_, "whether x is neither inf nor nan"),
 }
 
+# Gradients: rounding and sign are piecewise constant (zero wherever the derivative exists).
+_GRADIENTS = {
+    "Floor": NOT_DIFFERENTIABLE, "Ceil": NOT_DIFFERENTIABLE, "Round": NOT_DIFFERENTIABLE, "Sign": NOT_DIFFERENTIABLE,
+    "IsFinite": NOT_DIFFERENTIABLE,
+    "Log1p": lambda op, grad: [grad / (op.inputs[0] + 1)],
+    "Rsqrt": lambda op, grad: [grad * -0.5 * op.outputs[0] * op.outputs[0] * op.outputs[0]],
+}
+
 for _op_name, (_public, _kernel, _allowed, _result, _what) in _UNARY.items():
-    register(OpDef(_op_name, kernel=_kernel, infer=infer.elementwise(_allowed, _result)(_op_name)))
+    register(OpDef(_op_name, kernel=_kernel, infer=infer.elementwise(_allowed, _result)(_op_name),
+                   gradient=_GRADIENTS[_op_name]))
 
 
 def _unary_fn(op_name: str):

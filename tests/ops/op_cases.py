@@ -13,6 +13,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 import autoloop as al
+from autoloop.ops.dispatch import apply
+from autoloop.ops.gradient_support import sum_to_shape
 
 
 class Case(NamedTuple):
@@ -28,11 +30,21 @@ class Case(NamedTuple):
 # tested in test_logging_ops.py; CheckDefined, CheckAssigned and AssertTrue (what
 # converted code stages for partly defined names, items and `assert`) in tests/compiler
 # and tests/runtime.
+# The TF1 graph ops (variables, Print, NoOp) are tested with autoloop.compat.v1 in tests/compat.
 NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
     "TensorListUnstack", "TensorListGather", "TensorListScatter", "TensorListSize",
-    "PrintV2", "Assert", "CheckDefined", "CheckAssigned", "AssertTrue",
+    "PrintV2", "Assert", "CheckDefined", "CheckAssigned", "AssertTrue", "TensorListLengths",
+    # The gradient of a TensorArray (autoloop.control_flow.gradient_elements): tested by the
+    # gradient tests in tests/autodiff.
+    "TensorListGradInit", "TensorListGradAdd", "TensorListGradRead", "TensorListGradAccumulate",
+    "TensorListGradScatterAdd", "TensorListGradErase", "TensorListGradGather", "TensorListGradStack",
+    "TensorListGradUnstack", "TensorListGradSplit", "TensorListGradConcat",
+    # The stacks a loop gradient saves values on (autoloop.control_flow.stacks): tested there too.
+    "StackNew", "StackPush", "StackGet",
+    "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+    "PrintV1", "NoOp",
 }
 
 _rng = np.random.default_rng(0)
@@ -58,6 +70,22 @@ def _one_hot(indices, depth, on=1.0, off=0.0, axis=-1, dtype=np.float32):
     hot = np.eye(depth, dtype=bool)[np.clip(indices, 0, depth - 1)] & ((indices >= 0) & (indices < depth))[..., None]
     result = np.where(hot, on, off).astype(dtype)
     return np.moveaxis(result, -1, axis)
+
+
+def _slice_written(g):
+    """zeros(4, 4) with rows 1: of column 2 set to g (StridedSlice's gradient)."""
+    result = np.zeros((4, 4), g.dtype)
+    result[1:, 2] = g
+    return result
+
+
+def _reflect_folded(g):
+    """The gradient of padding a (2, 3) array by REFLECT ((1, 0), (0, 1)): mirrored copies added back."""
+    rows = g[1:].copy()
+    rows[1] += g[0]  # padded row 0 copies row 1
+    result = rows[:, :3].copy()
+    result[:, 1] += rows[:, 3]  # padded column 3 copies column 1
+    return result
 
 
 def _arange(*args, dtype):
@@ -199,4 +227,14 @@ CASES: list[Case] = [
     Case("SelectV2", "int", lambda c, x, y: al.where(c, x, y), np.where, (B, I, I2)),
     Case("Where", "coordinates", al.where, lambda c: np.argwhere(c).astype(np.int64), (B,)),
     Case("Where", "numeric", al.where, lambda c: np.argwhere(c).astype(np.int64), (I,)),
+    # -- what gradient rules use ------------------------------------------------------------
+    Case("SumToShape", "undo-broadcast", lambda x: sum_to_shape(x, [1, 3]), lambda x: x.sum(0, keepdims=True), (F,)),
+    Case("SumToShape", "leading-axes", lambda x: sum_to_shape(x, [4]), lambda x: x.sum((0, 1)), (F3D,)),
+    Case("StridedSliceGrad", "into-zeros", lambda g: apply("StridedSliceGrad", [g, al.constant([4, 4])],
+                                                           {"spec": (("slice", 1, None, None), ("index", 2))}),
+         lambda g: _slice_written(g), (F[0],)),
+    Case("PadGrad", "reflect", lambda g: apply("PadGrad", [g], {"paddings": ((1, 0), (0, 1)), "mode": "REFLECT"}),
+         _reflect_folded, (F3D[0, :3, :],)),
+    Case("PermuteAlongAxis", "rows", lambda x, o: apply("PermuteAlongAxis", [x, o], {"axis": 1}),
+         lambda x, o: np.take_along_axis(x, o, 1), (F, np.array([[2, 0, 1], [0, 2, 1]], np.int32))),
 ]

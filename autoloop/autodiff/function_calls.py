@@ -1,0 +1,149 @@
+"""A traced function called eagerly while a `GradientTape` records: one tape entry.
+
+The call runs a *forward* graph, the function's graph that also returns the
+values its gradient will read, and the tape keeps those with a *backward*
+graph that maps the gradients of the results (and the kept values) to the
+gradients of the arguments, as TensorFlow records a ``tf.function`` call.
+Both are built once per trace, from a copy of its graph, and kept on the
+`ConcreteFunction`: the backward pass is `backprop` with `ExportedResiduals`,
+which turns each forward value a rule reads into one more forward output
+and one more backward input (a loop's stacks included). Nothing is computed
+twice, so prints print once and random draws are the ones the result used.
+
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)                 # f an @autoloop.function: recorded as one entry
+    tape.gradient(y, x)
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from autoloop.autodiff.graph_backprop import backprop
+from autoloop.autodiff.residuals import Residuals, known_constant
+from autoloop.autodiff.rules import is_differentiable
+from autoloop.control_flow.gradient_elements import GradientElements
+from autoloop.execute import CompiledGraph
+from autoloop.ir import context, rewrite
+from autoloop.ir.graph import Graph
+from autoloop.ops import recording
+from autoloop.ops.dispatch import graph_value, verify
+from autoloop.tensor import Tensor, eager
+
+_BUILD_LOCK = threading.Lock()
+
+
+class ExportedResiduals(Residuals):
+    """Forward values read from a separate backward graph: each becomes a forward output, fed back in."""
+
+    def __init__(self, forward: Graph, backward: Graph):
+        super().__init__()
+        self.forward, self.backward = forward, backward
+        self._read: dict = {}
+
+    def value(self, value) -> Tensor:
+        if value not in self._read:
+            known = known_constant(value)
+            if known is not None:
+                self._read[value] = known
+            else:
+                self.forward.outputs.append(value)
+                self._read[value] = Tensor(value=self.backward.add_input(value.dtype, value.shape, name="saved"))
+        return self._read[value]
+
+
+class GradientPair:
+    """The forward graph with its saved values as extra outputs, and the backward graph, compiled.
+
+    The backward graph takes a gradient per differentiable result, then the
+    saved values; it returns a gradient for each argument in `connected`.
+    If the backward graph cannot be made (a ``back_prop=False`` loop on the
+    way), `error` says why and the forward graph is the plain one.
+    """
+
+    def __init__(self, graph: Graph):
+        self.results = len(graph.outputs)
+        forward = rewrite.clone(graph)
+        backward = Graph(f"{graph.name}_gradient")
+        self.differentiable = [is_differentiable(v.dtype) for v in forward.outputs]
+        seeds = [Tensor(value=backward.add_input(v.dtype, v.shape, name="gradient")) if wanted else None
+                 for v, wanted in zip(forward.outputs, self.differentiable)]
+        self.error = None
+        try:
+            with context.building(backward):
+                found = backprop(forward, list(forward.outputs), seeds, list(forward.inputs),
+                                 ExportedResiduals(forward, backward))
+                self.connected = [g is not None for g in found]
+                backward.outputs = [graph_value(backward, g) for g in found if g is not None]
+        except ValueError as error:  # a gradient through a back_prop=False loop: raised if one is asked for
+            self.error, forward, self.connected = error, graph, [False] * len(graph.inputs)
+        verify(forward)
+        if self.error is None:
+            verify(backward)
+        self.forward = CompiledGraph(forward)
+        self.backward = CompiledGraph(backward) if self.error is None else None
+        self.output_specs = [(v.dtype, v.shape) for v in graph.outputs]
+
+
+def gradient_pair(concrete) -> GradientPair:
+    """`concrete`'s pair, built on first use and kept on it."""
+    pair = concrete.__dict__.get("_gradient_pair")
+    if pair is None:
+        with _BUILD_LOCK:
+            pair = concrete.__dict__.get("_gradient_pair")
+            if pair is None:
+                pair = concrete.__dict__["_gradient_pair"] = GradientPair(concrete.graph)
+    return pair
+
+
+def call(concrete, inputs: list, arrays: list):
+    """Run `concrete` on `arrays`; if a tape in this thread tracks one of `inputs` (the arguments as
+    given, tensors or arrays), record the call on it. Returns the structured result."""
+    tapes = [tape for tape in recording.active() if hasattr(tape, "is_tracked")
+             and any(isinstance(t, Tensor) and tape.is_tracked(t) for t in inputs)]
+    if not tapes:
+        return concrete.run_flat(arrays)
+    pair = gradient_pair(concrete)
+    results = pair.forward(*arrays)
+    outputs = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[:pair.results]]
+    entry = CallEntry(pair, inputs, outputs, results[pair.results:])
+    for tape in tapes:
+        tape.add_entry(entry)
+    return concrete.pack_tensors(outputs)
+
+
+class CallEntry:
+    """A recorded call: see the module docstring."""
+
+    def __init__(self, pair: GradientPair, inputs, outputs, saved):
+        self.pair, self.inputs, self.outputs, self.saved = pair, inputs, outputs, saved
+
+    def reaches(self, reached: set) -> None:
+        if any(id(t) in reached for t in self.inputs):
+            reached.update(id(t) for t in self.outputs if is_differentiable(t.dtype))
+
+    def backward(self, accumulator, reached) -> None:
+        on_path = [reached is None or id(t) in reached for t in self.outputs]
+        if not any(on and accumulator.has(id(t)) for on, t in zip(on_path, self.outputs)):
+            return
+        if self.pair.error is not None:
+            raise self.pair.error
+        seeds = []
+        for tensor, on, wanted, (dtype, _) in zip(self.outputs, on_path, self.pair.differentiable,
+                                                  self.pair.output_specs):
+            if not wanted:
+                continue
+            grad = accumulator.total(id(tensor)) if on else None
+            if grad is None:
+                grad = Tensor(GradientElements()) if not dtype.is_floating else eager(np.zeros_like(tensor._numpy))
+            seeds.append(grad._numpy)
+        grads = iter(self.pair.backward(*seeds, *self.saved))
+        for tensor, connected in zip(self.inputs, self.pair.connected):
+            if not connected:
+                continue
+            grad = next(grads)
+            if isinstance(tensor, Tensor) and (reached is None or id(tensor) in reached):
+                accumulator.add(id(tensor), eager(grad) if not isinstance(grad, GradientElements) else Tensor(grad))

@@ -1,0 +1,115 @@
+"""Running a loop body again: its nodes copied into the graph being built.
+
+Checkpointed loop gradients recompute forward iterations in the backward
+pass. `inline(graph, inputs, outputs)` copies the nodes of `graph` that
+`outputs` need into the current graph, with `graph`'s parameters replaced by
+`inputs` and its captured values by what `captured(placeholder)` gives:
+the same ops with the same attributes, so every value comes out bit for bit
+as in the forward pass.
+
+A replay must not repeat what the forward pass did to the world: prints and
+assertions (effects without outputs) are left out, nested sub-graphs
+included. An op with effects *and* outputs (a random draw) would give
+different values on a second run, so it is an error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from autoloop.ir import context, control_flow, rewrite
+from autoloop.ir.effects import chain_effects, has_effects
+from autoloop.ops.dispatch import graph_value, infer_node
+from autoloop.ops.location import format_location
+from autoloop.tensor import Tensor
+
+
+def inline(graph, inputs: dict, outputs, captured) -> list:
+    """`outputs` (values of `graph`) computed in the current graph; see the module docstring.
+
+    `inputs` maps parameters of `graph` to Tensors; `captured(placeholder)`
+    gives the Tensor for a captured value. Returns Tensors.
+    """
+    target = context.current_graph()
+    needed = _needed(graph, outputs)
+    values: dict = {}
+
+    def value_of(value):
+        if value not in values:
+            if value in inputs:
+                values[value] = graph_value(target, inputs[value])
+            else:
+                values[value] = graph_value(target, captured(value))
+        return values[value]
+
+    for node in graph.nodes:
+        if id(node) not in needed or node.op == "Placeholder":
+            continue
+        _refuse_replaying(node)
+        mapped = [value_of(v) for v in node.inputs]
+        attrs = dict(node.attrs)
+        for key, sub in node.attrs.items():
+            if hasattr(sub, "captures") and hasattr(sub, "nodes"):
+                attrs[key] = _copy_subgraph(sub, values, value_of, target)
+        copy = target.add_node(node.op, mapped, attrs, [(v.dtype, v.shape) for v in node.outputs],
+                               location=node.location, name=re.sub(r"_\d+$", "", node.name))
+        copy.tuple_result = node.tuple_result
+        for old, new, (_, shape) in zip(node.outputs, copy.outputs, _inferred(copy)):
+            new.constant = old.constant
+            new.shape = new.shape.merge_with(shape)  # the inputs given may be more specific than the graph's
+            values[old] = new
+    return [Tensor(value=value_of(v)) for v in outputs]
+
+
+def _inferred(node) -> list:
+    """``(dtype, shape)`` per output of `node`, by its op's rule, from its inputs as they are now."""
+    declared = control_flow.lookup(node.op)
+    return declared.infer(node) if declared is not None else infer_node(node)
+
+
+def _needed(graph, outputs) -> set:
+    """Ids of the nodes `outputs` need (data edges only: effects are not replayed)."""
+    needed: set = set()
+    stack = [v.node for v in outputs]
+    while stack:
+        node = stack.pop()
+        if id(node) in needed:
+            continue
+        needed.add(id(node))
+        stack.extend(v.node for v in node.inputs)
+    return needed
+
+
+def _copy_subgraph(sub, values, value_of, target):
+    for outer in sub.captures:
+        value_of(outer)  # the copy's captures must be values of the target graph
+    copy = rewrite.clone(sub, dict(values), parent=target)
+    _drop_effects(copy)
+    return copy
+
+
+def _drop_effects(graph) -> None:
+    """Remove prints and assertions from `graph` and its sub-graphs; refuse other effects."""
+    for node in graph.nodes:
+        for sub in node.subgraphs():
+            _drop_effects(sub)
+    kept = []
+    for node in graph.nodes:
+        if has_effects(node) and not node.outputs:
+            continue
+        _refuse_replaying(node)
+        kept.append(node)
+    dropped = {id(n) for n in graph.nodes} - {id(n) for n in kept}
+    for node in kept:
+        node.control_inputs = tuple(n for n in node.control_inputs if id(n) not in dropped)
+    graph.nodes = kept
+    chain_effects(graph)
+
+
+def _refuse_replaying(node) -> None:
+    if node.outputs and has_effects(node) and not any(sub for sub in node.subgraphs()):
+        raise ValueError(
+            f"checkpointing recomputes loop iterations, but the loop body's {node.op} at "
+            f"{format_location(node.location)} has effects (a random draw gives new numbers each time it "
+            f"runs): draw the numbers before the loop, or differentiate the loop without checkpoint")
+
