@@ -21,6 +21,8 @@ from autoloop.function import ConcreteFunction, Function, RetracingWarning, Tens
 from autoloop.compiler.api import do_not_convert, set_loop_options, to_code, to_graph
 from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
+from autoloop import compat
+from autoloop.pictures import visualize
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

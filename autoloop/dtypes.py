@@ -101,6 +101,12 @@ _BY_NAME.update(half=float16, double=float64)
 _BY_NUMPY = {d._np: d for d in SUPPORTED}
 
 
+# from_numpy(array.dtype): the DType of a numpy dtype object, or None if unsupported. The dict's own
+# lookup, for hot paths (an eager op reads its inputs' dtypes; a Python function would cost 60 ns);
+# `as_dtype` takes anything that names a dtype and explains a failure.
+from_numpy = _BY_NUMPY.get
+
+
 def as_dtype(value) -> DType:
     """The DType named by `value`: a DType, its name, a numpy dtype or type.
 

@@ -16,6 +16,10 @@ class InvalidArgumentError(AutoloopError, ValueError):
     """An op was given values it cannot work on, found while running a graph."""
 
 
+class FailedPreconditionError(AutoloopError, RuntimeError):
+    """An op ran before what it needs was ready (a TF1 variable read before it was initialised)."""
+
+
 class DivisionByZeroError(InvalidArgumentError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero: Python's ZeroDivisionError, TensorFlow's InvalidArgumentError."""
 
@@ -28,6 +32,10 @@ class ShapeInvariantError(AutoloopError, ValueError):
     """A loop variable's shape broke its shape invariant."""
 
 
+class UnsupportedError(AutoloopError, NotImplementedError):
+    """A construct graph control flow cannot express (a try/except around a staged loop)."""
+
+
 class GradientError(AutoloopError, ValueError):
     """A gradient cannot pass where it was asked to."""
 
@@ -35,6 +43,21 @@ class GradientError(AutoloopError, ValueError):
 class BackendError(AutoloopError, NotImplementedError):
     """A graph asks for what the chosen backend cannot compile (XLA: a shape that changes in a loop,
     a list that grows without a bound); raised while tracing, naming the user's line and the fix."""
+
+
+def stopping_conversion(error: BaseException) -> BaseException:
+    """`error`, marked as one that stops converting or tracing (a documented limitation).
+
+    The runtime then never holds it back, and an error a ``finally`` block
+    of the user's raises while it propagates does not hide it.
+    """
+    error.__autoloop_stops_conversion__ = True
+    return error
+
+
+def stops_conversion(error) -> bool:
+    """Whether `error` is autoloop's own: an AutoloopError or one marked by `stopping_conversion`."""
+    return isinstance(error, AutoloopError) or getattr(error, "__autoloop_stops_conversion__", False)
 
 
 def raise_at(error: BaseException, location):

@@ -29,6 +29,17 @@ class TensorShape:
         else:
             self._dims = tuple(_dim(d) for d in dims)
 
+    @classmethod
+    def of_ints(cls, dims: tuple) -> TensorShape:
+        """The fully known shape `dims`, a tuple of ints >= 0 taken as it is (a numpy ``shape``).
+
+        For hot paths: an eager op makes one per input, and checking each
+        dimension would cost more than the op.
+        """
+        shape = object.__new__(cls)
+        shape._dims = dims
+        return shape
+
     # -- reading ---------------------------------------------------------
     @property
     def rank(self):
@@ -127,6 +138,8 @@ class TensorShape:
         return self._dims[key]
 
     def __eq__(self, other):
+        if type(other) is TensorShape:  # the common case, first: shapes are compared on hot paths
+            return self._dims == other._dims
         try:
             other = as_shape(other)
         except (TypeError, ValueError):

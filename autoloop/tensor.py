@@ -21,6 +21,8 @@ from autoloop.dtypes import DType
 from autoloop.ir.graph import Value
 from autoloop.shapes import TensorShape, as_shape
 
+NUMPY_VALUES = (np.ndarray, np.generic)  # a tuple: `np.ndarray | np.generic` is built anew on every use
+
 BOOL_HINT = (
     "Python control flow (if, while, and, or, not) on a tensor inside a traced function "
     "needs conversion: use @autoloop.function (with autograph=True, the default), or "
@@ -55,17 +57,17 @@ class Tensor:
     def dtype(self) -> DType:
         if self._value is not None:
             return self._value.dtype
-        if not isinstance(self._numpy, np.ndarray | np.generic):
+        if not isinstance(self._numpy, NUMPY_VALUES):
             return dtypes.variant  # a TensorArray's list
-        return dtypes.as_dtype(self._numpy.dtype)
+        return dtypes.from_numpy(self._numpy.dtype) or dtypes.as_dtype(self._numpy.dtype)
 
     @property
     def shape(self) -> TensorShape:
         if self._value is not None:
             return self._value.shape
-        if not isinstance(self._numpy, np.ndarray | np.generic):
+        if not isinstance(self._numpy, NUMPY_VALUES):
             return TensorShape([])
-        return TensorShape(self._numpy.shape)
+        return TensorShape.of_ints(self._numpy.shape)
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -128,6 +130,8 @@ class Tensor:
         return len(self._numpy)
 
     def __hash__(self):
+        if self._value is not None and _root(self._value.graph).tf1_style:
+            return id(self)  # a TF1 graph's tensors key feed_dict, as in TensorFlow
         raise TypeError("Tensor is unhashable: == compares element-wise. Use id(tensor) as a key.")
 
     def __repr__(self):
@@ -144,8 +148,8 @@ class Tensor:
             return repr(self)
         return f"autoloop.Tensor({self._numpy}, shape={self.shape}, dtype={self.dtype.name})"
 
-    # Filled by autoloop.compat.v1 when it exists: ``evaluate(tensor, feed_dict)`` in the
-    # default Session. A plugin hook set once at import, not state a trace learns.
+    # Filled by autoloop.compat.v1: ``evaluate(tensor, feed_dict)`` in the default Session, or
+    # NotImplemented when there is none. A plugin hook set once at import, not state a trace learns.
     default_session_evaluate = None
 
     def eval(self, feed_dict=None, session=None):
@@ -158,7 +162,9 @@ class Tensor:
         if session is not None:
             return session.run(self, feed_dict=feed_dict)
         if Tensor.default_session_evaluate is not None:
-            return Tensor.default_session_evaluate(self, feed_dict)
+            result = Tensor.default_session_evaluate(self, feed_dict)
+            if result is not NotImplemented:
+                return result
         if self._value is None:
             raise NotImplementedError(
                 "Tensor.eval() evaluates in the default autoloop.compat.v1.Session, and none is "
@@ -169,6 +175,12 @@ class Tensor:
 
 # Python operators (``x + y``), indexing and iteration are given to Tensor by the op library
 # (autoloop.ops.tensor_methods), so this module imports nothing of autoloop.ops.
+
+
+def _root(graph):
+    while graph.parent is not None:
+        graph = graph.parent
+    return graph
 
 
 def is_tensor(value) -> bool:
@@ -197,15 +209,17 @@ def to_numpy_value(value, dtype: DType | None = None):
         raise ValueError(f"cannot convert {value!r} to a tensor: {error}") from None
     if array.dtype == object:
         raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a tensor")
-    if dtype is not None and not isinstance(value, np.ndarray | np.generic):
-        _check_python_conversion(array, target, value)
+    if dtype is not None and not isinstance(value, NUMPY_VALUES):
+        check_conversion(array, target, value)
     elif dtype is not None and dtypes.as_dtype(array.dtype) is not target:
         raise TypeError(f"Expected {target.name}, but got a numpy value of dtype {array.dtype}: {value!r}")
     array = array.astype(target.as_numpy_dtype, copy=False)
     return array[()] if array.ndim == 0 else array
 
 
-def _check_python_conversion(array, target: DType, original):
+def check_conversion(array, target: DType, original):
+    """Raise TypeError if converting `array` (made from `original`) to `target` loses information
+    (floats to an integer dtype, numbers to bool), ValueError if it is out of the dtype's range."""
     if array.size == 0:
         return  # [] is float64 to numpy, but holds no value that could be lost
     kind = array.dtype.kind

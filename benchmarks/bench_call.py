@@ -1,4 +1,4 @@
-"""What a call costs beyond its loop: a cached call of a small function, and the first call of a new one.
+"""What a call costs beyond its loop: a cached call of a small function, an eager op, and the first call.
 
     python benchmarks/bench_call.py             # full run
     python benchmarks/bench_call.py --quick     # fewer rounds: a smoke run
@@ -9,6 +9,13 @@ the cost of a Python call plus one numpy operation, the floor for any
 wrapper. The autoloop rows are a `@autoloop.function` call (trace lookup,
 compiled graph, result tensor) and, underneath it, the compiled graph
 called on numpy values.
+
+Eager ops: one op on eager tensors outside any function (``x + y`` on
+int32 scalars, ``x + 1`` with a Python number, ``a * 2.0`` and ``tanh(a)``
+on a float32 vector of 1,000), against the same numpy operation on the
+tensors' numpy values: the cost of checking the inputs as a traced op
+would and wrapping the result. TensorFlow and JAX rows run their own eager
+ops.
 
 First call: a new function object with a new code object (see
 `harness.fresh_function`), called once: autoloop converts it, traces it,
@@ -60,6 +67,34 @@ def cached_call_impls() -> dict:
     for name, fn in impls.items():
         result = fn()
         check_result("add_one", name, result[0] if name == "autoloop compiled graph" else result, np.int32(42))
+    return impls
+
+
+# -- eager ops --------------------------------------------------------------------------------
+def eager_op_impls() -> dict[str, dict]:
+    """{case: {implementation: zero-argument callable}}, each result checked against numpy's."""
+    x, y, a = np.int32(3), np.int32(4), np.linspace(-1, 1, 1000, dtype=np.float32)
+    two, one = np.float32(2.0), np.int32(1)
+    cases = {"x + y (int32 scalars)": ((x, y), lambda x, y: x + y, lambda x, y: x + y),
+             "x + 1 (a Python number)": ((x,), lambda x: x + one, lambda x: x + 1),
+             "a * 2.0 (float32[1000])": ((a,), lambda a: a * two, lambda a: a * 2.0),
+             "tanh(a) (float32[1000])": ((a,), np.tanh, None)}
+    tf, jax = optional("tensorflow"), optional("jax")
+    impls = {}
+    for case, (arrays, numpy_op, op) in cases.items():
+        tensors = [al.constant(v) for v in arrays]
+        row = {"numpy": lambda numpy_op=numpy_op, arrays=arrays: numpy_op(*arrays),
+               "autoloop": lambda op=op or al.tanh, tensors=tensors: op(*tensors)}
+        if tf is not None:
+            tf_tensors = [tf.constant(v) for v in arrays]
+            row["tensorflow"] = lambda op=op or tf.tanh, tf_tensors=tf_tensors: op(*tf_tensors)
+        if jax is not None:
+            jax_arrays = [jax.numpy.asarray(v) for v in arrays]
+            row["jax"] = lambda op=op or jax.numpy.tanh, jax_arrays=jax_arrays: op(*jax_arrays).block_until_ready()
+        expected = row["numpy"]()
+        for name, fn in row.items():
+            check_result(case, name, np.asarray(fn()), expected, rtol=1e-6 if "tanh" in case else 0.0)
+        impls[case] = row
     return impls
 
 
@@ -141,13 +176,17 @@ def autoloop_phases(name: str, rounds: int) -> dict[str, Spread]:
 def measure(quick: bool = False):
     rounds = 3 if quick else 9
     cached = interleaved_apart(cached_call_impls(), rounds, repeat=200 if quick else 5000)
+    eager = {case: interleaved_apart(impls, rounds, repeat=100 if quick else 2000)
+             for case, impls in eager_op_impls().items()}
     first = {name: time_each(first_call_setups(name), rounds) for name in FIRST_CALLS}
     phases = {name: autoloop_phases(name, rounds) for name in FIRST_CALLS}
-    return cached, first, phases
+    return cached, eager, first, phases
 
 
-def tables(cached, first, phases) -> str:
+def tables(cached, eager, first, phases) -> str:
     cached_rows = [[name, format_spread(timing.seconds), format_ratio(timing.ratio)] for name, timing in cached.items()]
+    eager_rows = [[case, name, format_spread(timing.seconds)] for case, timings in eager.items()
+                  for name, timing in timings.items()]
     first_rows = [[f"first call of {name}", impl, format_spread(spread)]
                   for name, spreads in first.items() for impl, spread in spreads.items()]
     phase_names = list(next(iter(phases.values())))
@@ -155,6 +194,7 @@ def tables(cached, first, phases) -> str:
                   for name in phases]
     return "\n\n".join([
         markdown_table(["cached call of add_one(x)", "time per call, median (min–max)", "vs numpy"], cached_rows),
+        markdown_table(["eager op", "implementation", "time per op, median (min–max)"], eager_rows),
         markdown_table(["workload", "implementation", "time, median (min–max)"], first_rows),
         markdown_table(["autoloop first call, median"] + phase_names, phase_rows)])
 

@@ -293,16 +293,8 @@ def concat_doubling(doublings: int) -> Workload:
         return al.while_loop(lambda i, m: i < doublings, lambda i, m: (i + 1, al.concat([m, m], axis=0)),
                              (al.constant(0), m), shape_invariants=(al.TensorShape([]), al.TensorShape([None, 2])))[1]
 
-    @al.function
-    def python_loop(m):
-        i = al.constant(0)
-        while i < doublings:
-            al.set_loop_options(shape_invariants=[(m, al.TensorShape([None, 2]))])
-            m = al.concat([m, m], axis=0)
-            i += 1
-        return m
-
     m = al.constant(m0)
+    python_loop = concat_python(doublings)
     impls = {"numpy": numpy_loop, "autoloop while_loop": lambda: graph_loop(m),
              "autoloop converted": lambda: python_loop(m)}
     notes = []
@@ -319,6 +311,19 @@ def concat_doubling(doublings: int) -> Workload:
         notes.append("W5 has no JAX row: jax.lax loops need loop variables of one fixed shape.")
     return Workload("W5", f"m = concat([m, m], 0), {doublings} doublings from 2 × 2, shape invariant [None, 2]",
                     impls, notes=notes)
+
+
+def concat_python(doublings: int):
+    """The plain loop that autoloop converts, doubling `doublings` times (baked into the trace)."""
+    @al.function
+    def python_loop(m):
+        i = al.constant(0)
+        while i < doublings:
+            al.set_loop_options(shape_invariants=[(m, al.TensorShape([None, 2]))])
+            m = al.concat([m, m], axis=0)
+            i += 1
+        return m
+    return python_loop
 
 
 # -- running --------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ assertions check the JAX backend too.
     pytest                          # a sample of the corpus on JAX (1 test in SAMPLE, by test id): CI
     pytest --jax-corpus=full        # every corpus test on both backends
     pytest --jax-corpus=off         # numpy only
+    pytest --update-golden          # rewrite the golden files (converted sources in tests/compiler/golden,
+                                    # lowered graphs in tests/execute/golden) from the current code
 
 The op table and generated programs also run on JAX batched, many cases in
 one compiled function (``tests/backends``). Without JAX installed the JAX
@@ -38,6 +40,8 @@ HAVE_JAX = importlib.util.find_spec("jax") is not None
 
 
 def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden files from the current code instead of comparing with them")
     parser.addoption("--jax-corpus", choices=("sample", "full", "off"), default="sample",
                      help="run the corpus tests on the JAX backend as well: a sample of them (default), all, "
                           "or none")

@@ -28,3 +28,17 @@ def test_sample_prints_the_documented_output(path):
     result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout == expected_output(path)
+
+
+def test_the_non_strict_sample_updates_x_only_when_x_is_fetched():
+    path = next(p for p in SAMPLES if p.name == "while_loop_non_strict.py")
+    result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    log = result.stderr.splitlines()
+    expected_x = [f"Updating x based on i == [{k}]" for k in range(10)]
+    expected_i = [f"Updating i based on i == [{k}]" for k in range(10)]
+    assert sorted(line for line in log if line.startswith("Updating x")) == expected_x
+    assert log[-10:] == expected_i  # the second fetch: the counter alone
+    first = log[:-10]
+    assert sorted(first) == sorted(expected_i + expected_x)  # the first fetch: both
+    for k in range(1, 10):  # x's iteration k exists only once the counter's update k - 1 has run
+        assert first.index(f"Updating i based on i == [{k - 1}]") < first.index(f"Updating x based on i == [{k}]")

@@ -202,13 +202,6 @@ def _ms(seconds: float) -> str:
 
 
 def graph(arguments) -> int:
-    if arguments.lowered:
-        print("autoloop: the lowered (Enter/Merge/Switch/NextIteration/Exit) form is not available yet",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if arguments.format == "svg":
-        print("autoloop: svg output is not available yet; use --format dot and Graphviz", file=sys.stderr)
-        return EXIT_BAD_INPUT
     function = _as_function(targets.load(arguments.target), arguments.backend)
     if arguments.args is None:
         required = targets.parameters(function)
@@ -223,13 +216,30 @@ def graph(arguments) -> int:
         raise BadInput("--args must be a JSON list")
     call_arguments = _call_arguments(function, values)
     concrete = function.get_concrete_function(*call_arguments)
-    print(str(concrete.graph) if arguments.format == "text" else output.format_dot(concrete.graph))
-    if function.backend == "jax" and arguments.format == "text":
+    print(_graph_picture(concrete.graph, arguments.format, arguments.lowered))
+    if function.backend == "jax" and arguments.format == "text" and not arguments.lowered:
         print("lowered to JAX:")
         print(concrete.compiled.jaxpr(*_input_arrays(call_arguments)))
     if arguments.explain:
         print(output.format_gradients(concrete.graph) or "no loop was differentiated")
     return 0
+
+
+def _graph_picture(graph, format: str, lowered: bool) -> str:
+    """What ``graph`` prints: the text form, dot, or svg drawn by Graphviz (functional or lowered)."""
+    from autoloop import pictures
+    if format == "text":
+        if lowered:
+            from autoloop.execute.dataflow import lower
+            return str(lower(graph))
+        return str(graph)
+    source = pictures.to_dot(graph, lowered=lowered)
+    if format == "dot":
+        return source
+    try:
+        return pictures.render(source, "svg")
+    except pictures.GraphvizMissing as missing:
+        raise BadInput(str(missing)) from None
 
 
 COMMANDS = {"dump": dump, "run": run, "graph": graph}

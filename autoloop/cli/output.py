@@ -1,4 +1,4 @@
-"""What the commands print: results as numpy prints them, ``--explain`` lines, Graphviz dot."""
+"""What the commands print: results as numpy prints them, ``--explain`` lines (pictures: `autoloop.pictures`)."""
 
 from __future__ import annotations
 
@@ -77,28 +77,3 @@ def format_gradients(graph, filename=None) -> str:
         lines.append(f"{where}: while loop {node.name!r} `{source}`: {text}")
     return "\n".join(lines)
 
-
-def format_dot(graph) -> str:
-    """The graph as a Graphviz ``digraph`` (sub-graphs as clusters)."""
-    lines = [f'digraph "{graph.name}" {{', "  node [shape=box, fontname=monospace];"]
-    counter = [0]
-    numbers: dict = {}
-
-    def number(node):
-        return numbers.setdefault(id(node), f"n{len(numbers)}")
-
-    def emit(current, indent):
-        for node in current.nodes:
-            lines.append(f'{indent}"{number(node)}" [label="{node.name}\\n{node.op}"];')
-            for value in node.inputs:
-                lines.append(f'{indent}"{number(value.node)}" -> "{number(node)}";')
-            for key, sub in node.attrs.items():
-                if hasattr(sub, "nodes") and hasattr(sub, "inputs"):
-                    counter[0] += 1
-                    lines.append(f'{indent}subgraph "cluster_{counter[0]}" {{')
-                    lines.append(f'{indent}  label="{node.name}.{key}";')
-                    emit(sub, indent + "  ")
-                    lines.append(f"{indent}}}")
-    emit(graph, "  ")
-    lines.append("}")
-    return "\n".join(lines)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
+from autoloop import source_map
 from autoloop.compiler import conversion
+from autoloop.errors import raise_at
 
 
 def _python_function(fn):
@@ -44,15 +48,24 @@ def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_it
                      swap_memory=None, checkpoint=None):
     """Options for the loop whose body this call starts (in converted code).
 
-    The compiler moves the call's arguments onto the loop it begins, so in
-    converted code this function is never called; called directly (in
-    unconverted code) it does nothing. `shape_invariants` is a list of
-    ``(variable, TensorShape)`` pairs; `checkpoint` is `while_loop`'s (bounded
-    memory for gradients through the loop).
+    As the first statement of a loop body, the compiler moves the call's
+    arguments onto that loop, so in converted code a directive is never
+    called. Any other call in converted code cannot apply to a loop and
+    raises when it runs; in plain, unconverted Python it does nothing.
+    `shape_invariants` is a list of ``(variable, TensorShape)`` pairs;
+    `checkpoint` is `while_loop`'s (bounded memory for gradients through the
+    loop).
 
         while i < n:
             autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])
             x = autoloop.concat([x, [i]], 0)
             i += 1
     """
+    caller = sys._getframe(1)
+    if source_map.is_generated(caller.f_code.co_filename):
+        location = source_map.lookup(caller.f_code.co_filename, caller.f_lineno)
+        where = f" at {location[0]}, line {location[1]}" if location else ""
+        raise_at(ValueError(
+            f"set_loop_options(...){where} is not the first statement of a loop body, so it applies "
+            f"to no loop; make it the first statement of the body of the loop it is meant for"), location)
     return None

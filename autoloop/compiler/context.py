@@ -72,7 +72,8 @@ class ConversionContext:
       NotImplementedError if the statement is staged.
     - `appended_lists`: loop -> names of lists appended to in its body.
     - `exempt_reads`: generated names whose reads are never checked for
-      definedness (the return value, read through `return_value`).
+      definedness (the return value, read through `return_value`; the
+      jump flags).
     """
 
     source: SourceInfo
@@ -83,9 +84,22 @@ class ConversionContext:
     appended_lists: dict = dataclasses.field(default_factory=dict)
     exempt_reads: set = dataclasses.field(default_factory=set)
     globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
+    captured: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names its closures capture
+    exception_visible: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names set in try's control flow
+    user_locals: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names the user's code binds
+    loop_options: dict = dataclasses.field(default_factory=dict)  # loop -> its set_loop_options statement
+    jump_flags: dict = dataclasses.field(default_factory=dict)  # do_return/break_/continue_ -> retval_ or None
+    finally_flags: dict = dataclasses.field(default_factory=dict)  # Try -> its finally_jumped flag
+    entry_undefined: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> [(statement, names)]
+    undefined_inits: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> {statement: names}
+    top_level_reads: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> checked names it reads
     resolve: object = None  # name -> (found, object), for the calls pass (None: all calls dynamic)
     is_library: object = staticmethod(lambda target: False)  # object -> call it as it is?
     has_class_cell: bool = False  # the function uses zero-argument super()
+    root: object = None  # the converted FunctionDef (functions nested in it are converted along)
+    has_nested_scopes: bool = True  # lambdas, nested functions or comprehensions (closures possible)
+    has_try: bool = False  # the function has a try statement
+    has_finally: bool = False  # some try statement has a finally block
 
     _reserved: dict = dataclasses.field(default_factory=dict)
 

@@ -18,23 +18,30 @@ import importlib
 import os
 import sys
 import sysconfig
+import threading
 import types
 import weakref
+
+import gast
 
 from autoloop import source_map
 from autoloop.compiler import emit, parse
 from autoloop.compiler.analysis import analyze
+from autoloop.compiler.analysis.closures import captured_names, exception_visible_names
 from autoloop.compiler.context import RUNTIME_NAME, ConversionContext, Namer, names_in
 from autoloop.compiler.passes.asserts import Asserts
 from autoloop.compiler.passes.breaks import Breaks
 from autoloop.compiler.passes.calls import Calls
 from autoloop.compiler.passes.conditional_expressions import ConditionalExpressions
+from autoloop.compiler.passes import finally_jumps
 from autoloop.compiler.passes.conditionals import Conditionals
 from autoloop.compiler.passes.continues import Continues
+from autoloop.compiler.passes.directives import LoopDirectives
 from autoloop.compiler.passes.lists import ListAppends
 from autoloop.compiler.passes.logical import LogicalExpressions
 from autoloop.compiler.passes.loops import Loops
 from autoloop.compiler.passes.returns import Returns
+from autoloop.compiler.passes import undefined
 from autoloop.compiler.passes.undefined import UndefinedReads
 from autoloop.compiler.passes.unsupported import UnsupportedConstructs
 from autoloop.compiler.passes.walrus import Walrus
@@ -45,11 +52,22 @@ RUNTIME_MODULE = "autoloop.runtime"  # imported when a converted function is mad
 
 def transform(tree, ctx):
     """The pipeline: a parsed function in, the converted function out."""
+    ctx.root = tree
     tree = UnsupportedConstructs.transform(tree, ctx)  # first: reject what cannot be converted at all
+    tree = LoopDirectives.transform(tree, ctx)  # on the user's tree: set_loop_options first in a loop body
+    if ctx.has_nested_scopes or ctx.has_try:  # names that keep one binding; before passes add lambdas
+        for node in gast.walk(tree):
+            if isinstance(node, gast.FunctionDef):
+                ctx.captured[node] = captured_names(node) if ctx.has_nested_scopes else frozenset()
+                ctx.exception_visible[node] = exception_visible_names(node) if ctx.has_try else frozenset()
+    if ctx.has_finally:
+        tree = finally_jumps.mark(tree, ctx)  # before the flag passes: the jumps that leave a finally block
     tree = Returns.transform(tree, ctx)  # before breaks: a return in a loop becomes a break
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    if ctx.has_finally:
+        tree = finally_jumps.FinallyJumps.transform(tree, ctx)  # a jump in finally cancels pending ones
     # After the flag passes (an append after a `return` is now inside their `if`), before the
     # analyses (they must see `l = list_append(l, x)`).
     tree = ListAppends.transform(tree, ctx)
@@ -64,6 +82,7 @@ def transform(tree, ctx):
     tree = UndefinedReads.transform(tree, ctx, analysis)  # before statements move into functions
     tree = Loops.transform(tree, ctx, analysis)  # while/for -> loop_cond/loop_body + while_stmt/for_stmt
     tree = Conditionals.transform(tree, ctx, analysis)  # if -> if_true/if_false + if_stmt
+    tree = undefined.bind_at_entry(tree, ctx, analysis)  # last: names generated functions may read unbound
     return tree
 
 
@@ -102,6 +121,8 @@ def is_library(target) -> bool:
     if isinstance(target, functools.partial):
         return False
     if not isinstance(target, types.FunctionType):
+        if not isinstance(getattr(type(target), "__call__", None), types.FunctionType):
+            return True  # written in C (numpy ufuncs, Cython functions): nothing to convert
         return _is_library_module(getattr(type(target), "__module__", None), None)
     code = target.__code__
     if source_map.is_generated(code.co_filename):
@@ -173,6 +194,7 @@ def _convert_uncached(fn) -> _ConvertedCode:
     ctx.resolve = _resolver(fn)
     ctx.is_library = is_library
     ctx.has_class_cell = "__class__" in fn.__code__.co_freevars
+    ctx.has_nested_scopes = any(isinstance(constant, types.CodeType) for constant in fn.__code__.co_consts)
     node = transform(node, ctx)
     emitted = emit.emit(node, ctx, fn.__code__.co_freevars)
     return _ConvertedCode(emitted, node.name)
@@ -235,17 +257,36 @@ def _with_user_frames(converted, original):
 
     @functools.wraps(original)
     def converted_function(*args, **kwargs):
+        _calls.depth = getattr(_calls, "depth", 0) + 1
         try:
             return converted(*args, **kwargs)
         except Exception as error:
             location = _innermost_user_location(error.__traceback__)
-            if location is None:
+            if _calls.depth == 1 and _exceptions().held_back_at_top(error, location):
+                return None  # its graph raises the error when it runs (after earlier effects)
+            visible = _user_visible(error)
+            if location is None and visible is error:
                 raise
-            raise_at(error, location)
+            raise_at(visible, location)
+        finally:
+            _calls.depth -= 1
     # The signature is the converted function's (the same); pointing at the original instead
     # would keep it alive from the cache value that it keys.
     converted_function.__wrapped__ = converted
     return converted_function
+
+
+_calls = threading.local()  # how deep in converted functions this thread is
+
+
+def _exceptions():
+    return importlib.import_module(RUNTIME_MODULE + ".exceptions")
+
+
+def _user_visible(error):
+    # The runtime's deferred errors (a raise or unbound read that a graph path
+    # holds back until it runs) reach the user as the error they stand for.
+    return _exceptions().user_visible(error)
 
 
 def _innermost_user_location(traceback):

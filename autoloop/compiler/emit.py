@@ -125,8 +125,9 @@ class _MappingUnparser(ast._Unparser):
     statement they came from).
     """
 
-    def __init__(self, first_line):
-        super().__init__()
+    def __init__(self, first_line=1, **options):
+        # ast.unparse makes a fresh unparser of our type for f-string parts, with options
+        super().__init__(**options)
         self.current_line = 1
         self.statement_lines = [first_line]
         self.line_map = {}

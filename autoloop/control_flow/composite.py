@@ -44,7 +44,8 @@ def as_loop_value(value, label: str):
         raise TypeError(f"{label} is None; a loop variable or branch output must be a tensor, "
                         f"TensorArray, SparseTensor or IndexedSlices (or a Python number or "
                         f"numpy array, which becomes a tensor)")
-    if isinstance(value, bool | int | float | np.ndarray | np.generic | list):
+    if isinstance(value, bool | int | float | np.ndarray | np.generic | list) or hasattr(
+            type(value), "_as_autoloop_tensor"):  # a TF1 variable: its value now
         return convert(value)
     raise TypeError(f"{label} is a {type(value).__name__} ({value!r}); expected a tensor, "
                     f"TensorArray, SparseTensor or IndexedSlices")

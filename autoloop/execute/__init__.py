@@ -1,4 +1,4 @@
-"""Executors: the compiled numpy executor (default) and, later, the dataflow one."""
+"""Executors: the compiled numpy executor (the default), the reference interpreter, and `dataflow` (what a compat.v1 Session runs)."""
 
 from autoloop.execute.executor import CompiledGraph
 

@@ -44,7 +44,7 @@ class _Run:
             if op is not None:
                 results = op.interpreter_rule()(node, args, self.graph)
             else:
-                results = _run_kernel(node, args)
+                results = run_kernel(node, args)
             env.update(zip(node.outputs, results))
         return [env[v] for v in graph.outputs]
 
@@ -56,18 +56,43 @@ class _Run:
         return entry[1]
 
 
-def _run_kernel(node, args) -> list:
+def run_kernel(node, args) -> list:
+    """`node`'s numpy kernel from the registry applied to `args`: its outputs as a list.
+
+    A failure is raised as the node's (`autoloop.execute.errors`).
+    """
+    return kernel_of(node)(args)
+
+
+def kernel_of(node):
+    """``run(args) -> outputs as a list``: `node`'s numpy kernel with its attrs, looked up once.
+
+    A control-flow node runs by its op's interpreter rule. Shared by every
+    executor that runs ops one node at a time; a failure is raised as the
+    node's (`autoloop.execute.errors`).
+    """
     if node.op == "Const":
-        return [node.attrs["value"]]
+        value = [node.attrs["value"]]
+        return lambda args: value
+    declared = control_flow.lookup(node.op)
+    if declared is not None:  # a control-flow op run as one node: its interpreter rule
+        rule = declared.interpreter_rule()
+        return lambda args: rule(node, list(args), _Run().graph)
     kernel = registry.get(node.op).kernel_for("numpy").fn
     attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
-    try:
-        result = kernel(*args, **attrs)
-    except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
-        raise_for_node(node, error)
-    if not node.outputs:
-        return []
-    return list(result) if node.tuple_result else [result]
+    outputs = len(node.outputs)
+    tuple_result = node.tuple_result
+
+    def run(args):
+        try:
+            result = kernel(*args, **attrs)
+        except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
+            raise_for_node(node, error)
+        if not outputs:
+            return []
+        return list(result) if tuple_result else [result]
+
+    return run
 
 
 # -- control flow: the "interpret" rules of the ops in autoloop.ir.control_flow -------------

@@ -1,7 +1,11 @@
 """Which graph new ops go into.
 
-Outside any ``building(graph)`` block ops run eagerly; inside one they add
-nodes to the innermost graph. The stack is per thread.
+Inside a ``building(graph)`` block ops add nodes to the innermost graph;
+inside an ``eager()`` block they run at once. Outside both, ops run eagerly
+unless a *default graph* is installed (`set_default_graph`, what
+``autoloop.compat.v1.disable_eager_execution`` does): then they add nodes
+to it, as TF1 code expects. The block stack is per thread; the default
+graph is one for the program, like TensorFlow's.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import contextlib
 import threading
 
 _state = threading.local()
+_default_graph = None  # a callable giving the graph for ops outside any block, or None (eager)
 
 
 def _stack() -> list:
@@ -21,8 +26,16 @@ def _stack() -> list:
 
 def current_graph():
     """The graph being built, or None when executing eagerly."""
-    stack = _stack()
-    return stack[-1] if stack else None
+    stack = getattr(_state, "stack", None)  # not _stack(): every eager op and call asks
+    if stack:
+        return stack[-1]  # None inside an eager() block
+    return _default_graph() if _default_graph is not None else None
+
+
+def set_default_graph(provider) -> None:
+    """Send ops made outside any block to ``provider()`` (None: run them eagerly again)."""
+    global _default_graph
+    _default_graph = provider
 
 
 @contextlib.contextmanager
@@ -40,9 +53,8 @@ def building(graph):
 def eager():
     """Run ops eagerly inside the block even while a graph is being built."""
     stack = _stack()
-    saved = stack[:]
-    stack.clear()
+    stack.append(None)
     try:
         yield
     finally:
-        stack[:] = saved
+        stack.pop()

@@ -20,10 +20,13 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
   generator's writer ``write(gen, node, indent)``; ``"jax"`` the JAX
   lowering's rule ``rule(lowering, node, input_values) -> output values``
   (`autoloop.backends.jax`);
-- ``lower`` and ``gradient``: empty slots for the dataflow lowering
-  (``While`` -> Enter/Merge/Switch/NextIteration/Exit) and reverse mode.
-  A ``gradient`` rule has an ordinary op's signature (`autoloop.ops.registry`);
-  the ones of ``While`` and ``Cond`` live in `autoloop.autodiff`.
+- ``lower``: the rule giving its dataflow form
+  (``While`` -> Enter/Merge/Switch/NextIteration/Exit, ``Cond`` -> Switch/Merge;
+  `autoloop.execute.dataflow.lower`), ``rule(lowering, node, context, env,
+  control) -> completion nodes``; an op without one cannot run in a Session.
+- ``gradient``: reverse mode. A ``gradient`` rule has an ordinary op's
+  signature (`autoloop.ops.registry`); the ones of ``While`` and ``Cond``
+  live in `autoloop.autodiff`.
 
 Rules that live in a higher layer are named ``"module:function"`` and
 imported on first use (`autoloop.ir.lazy`), so the arrows between layers
@@ -258,7 +261,7 @@ register(ControlFlowOp(
     verify=_while_problems,
     interpret="autoloop.execute.interpreter:run_while",
     kernels={"numpy": "autoloop.execute.codegen:write_while", "jax": "autoloop.backends.jax.control_flow:lower_while"},
-    lower=None,  # While -> Enter/Merge/Switch/NextIteration/Exit: the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_while",  # -> Enter/Merge/Switch/NextIteration/Exit
     gradient="autoloop.autodiff.while_grad:while_gradient",
 ))
 
@@ -299,7 +302,7 @@ register(ControlFlowOp(
     verify=_cond_problems,
     interpret="autoloop.execute.interpreter:run_cond",
     kernels={"numpy": "autoloop.execute.codegen:write_cond", "jax": "autoloop.backends.jax.control_flow:lower_cond"},
-    lower=None,  # Cond -> Switch/Merge: the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_cond",  # -> Switch/Merge pairs
     gradient="autoloop.autodiff.cond_grad:cond_gradient",
 ))
 
@@ -424,6 +427,6 @@ register(ControlFlowOp(
     verify=_scan_problems,
     interpret="autoloop.execute.scan:interpret_scan",
     kernels={"numpy": "autoloop.execute.scan:write_scan", "jax": "autoloop.backends.jax.scan:lower_scan"},
-    lower=None,  # the dataflow issue
+    lower="autoloop.execute.dataflow.lower:lower_as_one_node",  # one node, run by its interpreter rule
     gradient="autoloop.autodiff.scan_grad:scan_gradient",
 ))

@@ -17,7 +17,11 @@ Besides data edges (`Node.inputs`) a node may have ordering edges
 (`Node.control_inputs`: nodes that must run before it). Tracing gives every
 effectful node one from the previous effectful node of its graph (see
 `autoloop.ir.effects`), so the node list is one valid order among many and
-no executor needs to rely on it for the order of effects.
+no executor needs to rely on it for the order of effects. A TF1-style graph
+(``autoloop.compat.v1``) turns that off at its top level
+(`Graph.tf1_style`): there ops run when a fetch needs them, ordered
+only by the edges its ``control_dependencies`` blocks add
+(`Graph.control_dependencies`).
 """
 
 from __future__ import annotations
@@ -82,6 +86,16 @@ class Node:
     def subgraphs(self) -> list[Graph]:
         return [v for v in self.attrs.values() if isinstance(v, Graph)]
 
+    # Filled by autoloop.compat.v1: ``run(node, feed_dict, session)`` in a Session (TF1's
+    # ``tensor.op.run()``). A plugin hook set once at import, like ``Tensor.eval``'s.
+    session_run = None
+
+    def run(self, feed_dict=None, session=None):
+        """Run this node in `session` (default: the default ``compat.v1.Session``) for its effect."""
+        if Node.session_run is None:
+            raise NotImplementedError("running a node needs autoloop.compat.v1's Session")
+        Node.session_run(self, feed_dict, session)
+
     def __repr__(self):
         inputs = ", ".join(v.name for v in self.inputs)
         return f"<Node {self.name} = {self.op}({inputs})>"
@@ -99,6 +113,11 @@ class Graph:
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
         self.name_scopes: list[str] = []  # the `autoloop.name_scope` blocks open while this graph is built
         self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
+        # A TF1-style graph's top level (autoloop.compat.v1) gives effectful nodes no ordering edges
+        # and its tensors hash by identity (feed_dict keys); the nodes every new node must come after
+        # are those of TF1's control_dependencies blocks open on this graph.
+        self.tf1_style = False
+        self.control_dependencies: list[Node] = []
 
     # -- building -------------------------------------------------------
     def unique_name(self, base: str) -> str:
@@ -124,9 +143,13 @@ class Graph:
                     f"of graph {value.graph.name!r}; capture it first")
         node = Node(op, tuple(inputs), attrs, self, self.unique_name(self.scope_prefix() + (name or op)), location)
         node.outputs = [Value(node, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)]
-        if has_effects(node):
+        before = []
+        if not self.tf1_style and has_effects(node):
             previous = last_effect(self)
-            node.control_inputs = (previous,) if previous is not None else ()
+            before += [previous] if previous is not None else []
+        if op != "Placeholder":
+            before += self.control_dependencies
+        node.control_inputs = tuple(dict.fromkeys(before))
         self.nodes.append(node)
         return node
 

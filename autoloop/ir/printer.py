@@ -16,7 +16,7 @@ def format_graph(graph, indent: str = "") -> str:
             continue
         outs = ", ".join(f"{v.name}: {_type(v)}" for v in node.outputs) or node.name  # no outputs: its name
         args = ", ".join([v.name for v in node.inputs] + [f"^{n.name}" for n in node.control_inputs])
-        attrs = ", ".join(f"{k}={_attr(v)}" for k, v in node.attrs.items() if not _is_graph(v))
+        attrs = ", ".join(f"{k}={format_attr(v)}" for k, v in node.attrs.items() if not _is_graph(v))
         attrs = f" [{attrs}]" if attrs else ""
         lines.append(f"{indent}  {outs} = {node.op}({args}){attrs}")
         for key, sub in node.attrs.items():
@@ -37,7 +37,8 @@ def _is_graph(value) -> bool:
     return hasattr(value, "nodes") and hasattr(value, "captures")
 
 
-def _attr(value) -> str:
+def format_attr(value) -> str:
+    """An attribute as the text form shows it: small arrays in full, large ones by dtype and shape."""
     if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "ndim"):
         if value.size > 8:
             return f"<{value.dtype}{list(value.shape)}>"

@@ -7,7 +7,8 @@ op's rule computes it from the node's inputs. It checks:
 
 - every input and ordering edge comes from the same graph and from a node
   listed earlier (the node list is a topological order);
-- effectful nodes form one chain of ordering edges (`autoloop.ir.effects`);
+- effectful nodes form one chain of ordering edges (`autoloop.ir.effects`),
+  except at the top level of a TF1-style graph (`Graph.tf1_style`);
 - each output's recorded dtype is the op's and its shape at least as
   specific as the op's;
 - a control-flow node (`autoloop.ir.control_flow`): its operand groups add
@@ -51,7 +52,8 @@ def _verify(graph, infer_node) -> bool:
             if node.op != "Placeholder":
                 _check_outputs(node, infer_node(node))
         if node_has_effects:
-            if previous_effect is not None and previous_effect not in node.control_inputs:
+            chained = not graph.tf1_style
+            if chained and previous_effect is not None and previous_effect not in node.control_inputs:
                 _fail(node, f"has effects but no ordering edge from the previous effectful node "
                             f"{previous_effect.name}")
             previous_effect = node

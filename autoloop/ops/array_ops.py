@@ -250,8 +250,13 @@ def _concat_gradient(op, grad):
     return grads
 
 
+def _concat_expr(attrs):
+    """``np.concatenate((a, b), axis=0)``: a kernel call through ``functools.partial`` costs 0.2 µs more."""
+    return "np.concatenate(({*},), axis=%d)" % attrs["axis"]
+
+
 register(OpDef("ConcatV2", kernel=lambda *values, axis: np.concatenate(values, axis=axis),
-               infer=_concat_infer, gradient=_concat_gradient,
+               infer=_concat_infer, expr=_concat_expr, gradient=_concat_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
 
 

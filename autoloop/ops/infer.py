@@ -39,6 +39,15 @@ def check_same_dtype(op_name: str, *specs: Spec) -> None:
 
 def broadcast_shapes(op_name: str, a: TensorShape, b: TensorShape) -> TensorShape:
     """numpy broadcasting over partial shapes."""
+    if a == b or b.as_tuple() == ():  # the common cases, and what the general rule gives for them
+        return a
+    if a.as_tuple() == ():
+        return b
+    return broadcast_partial_shapes(op_name, a, b)
+
+
+def broadcast_partial_shapes(op_name: str, a: TensorShape, b: TensorShape) -> TensorShape:
+    """`broadcast_shapes` without its shortcuts for equal shapes and scalars."""
     if a.rank is None or b.rank is None:
         return TensorShape(None)
     da, db = list(a), list(b)

@@ -27,12 +27,14 @@ def binary_inputs(x, y):
     acts like that number: it takes the other operand's dtype; two weak ones
     meet at the wider kind (an int and a float give a float).
     """
-    if isinstance(x, Tensor) and not isinstance(y, Tensor):
-        return x, convert(y, x.dtype if _is_python(y) else None)
-    if isinstance(y, Tensor) and not isinstance(x, Tensor):
+    if isinstance(x, Tensor):
+        if not isinstance(y, Tensor):
+            return x, convert(y, x.dtype if _is_python(y) else None)
+    elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    x, y = convert(x), convert(y)
-    if x.dtype is not y.dtype and (x._weak or y._weak):
+    else:
+        x, y = convert(x), convert(y)
+    if (x._weak or y._weak) and x.dtype is not y.dtype:
         return _promote_weak(x, y)
     return x, y
 
@@ -53,11 +55,14 @@ _KIND_ORDER = [dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32, dtypes.
 
 def is_weak(value) -> bool:
     """A Python number, or a tensor that stands for one (see `binary_inputs`)."""
-    return _is_python(value) and not isinstance(value, list | tuple) or isinstance(value, Tensor) and value._weak
+    return _is_python(value) and not isinstance(value, (list, tuple)) or isinstance(value, Tensor) and value._weak
 
 
 def _is_python(value) -> bool:
-    return isinstance(value, bool | int | float | list | tuple)
+    return isinstance(value, _PYTHON_VALUES)
+
+
+_PYTHON_VALUES = (bool, int, float, list, tuple)  # a tuple: a union (bool | int ...) is built on every use
 
 
 def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None, gradient=None,
@@ -177,9 +182,11 @@ _integer_division("FloorDiv", np.floor_divide, "//", NOT_DIFFERENTIABLE, f"{_JAX
 _integer_division("FloorMod", np.mod, "%", _binary_gradient(lambda op, g: g, _floor_mod_y),
                   f"{_JAX_KERNELS}.math:floor_mod")
 # On float scalars, numpy's `**` is C pow while np.power takes sqrt for an exponent of 0.5:
-# (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan.
-_register_elementwise("Pow", np.power, infer.NUMERIC, "({0} ** {1})",
-                      scalar_expr=lambda attrs, types: "np.power({0}, {1})" if types[0].is_floating else None,
+# (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan; C pow and
+# np.power's loop may also differ in the last bit. A value of unknown rank may be a scalar when the
+# graph runs, so only known integer scalars take `**`.
+_register_elementwise("Pow", np.power, infer.NUMERIC, "np.power({0}, {1})",
+                      scalar_expr=lambda attrs, types: None if types[0].is_floating else "({0} ** {1})",
                       gradient=_binary_gradient(_pow_x, _pow_y))
 # Ties send the gradient to x, as TensorFlow does.
 _register_elementwise("Maximum", np.maximum, infer.NUMERIC, scalar_expr=_extreme_scalar_expr("maximum", ">", "<"),
@@ -384,7 +391,10 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 # -- public functions ----------------------------------------------------------
 def _binary_fn(op_name, public_name, attrs=lambda x, y: None):
     def fn(x, y, name=None):
-        weak = is_weak(x) and is_weak(y) and (isinstance(x, Tensor) or isinstance(y, Tensor))
+        if type(x) is Tensor and not x._weak:  # the common case, without two calls (0.1 µs of an eager op)
+            weak = False
+        else:
+            weak = is_weak(x) and is_weak(y) and (isinstance(x, Tensor) or isinstance(y, Tensor))
         x, y = binary_inputs(x, y)
         result = apply(op_name, [x, y], attrs(x, y), name=name)
         result._weak = weak

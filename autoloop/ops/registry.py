@@ -22,9 +22,13 @@ Contracts:
   raises TypeError/ValueError for inputs the op cannot take; those errors
   are raised the same way eagerly and while tracing.
 - ``expr``, when given, is a Python expression template over the inputs
-  (``{0}``, ``{1}``, ...), or a function of the attrs returning one, that
-  computes the same as ``kernel``; the compiled executor inlines it instead
-  of calling the kernel.
+  (``{0}``, ``{1}``, ...; ``{*}`` stands for all of them, comma-separated)
+  that computes the same as ``kernel``, or a function of the attrs
+  returning one or None (then the kernel is called); the compiled executor
+  inlines it instead of calling the kernel. It may nest a value computed
+  just before into a placeholder that appears once and is always
+  evaluated; a placeholder used twice (``({0} * {0})``) or conditionally
+  (``({1} if {0} else {2})``) gets a name (`autoloop.execute.expressions`).
 - ``scalar_expr``, when given, replaces ``expr`` where tracing proved every
   input a scalar (shape ``()``): a cheap form that only holds for scalars,
   such as ``({0} if {0} > {1} else {1})`` for Maximum, where a numpy ufunc

@@ -62,6 +62,7 @@ def _no_outputs(*specs, **attrs):
 
 
 register(OpDef("CheckDefined", kernel=_check_defined_kernel, infer=_check_defined_infer,
+               stateful=True,  # a check whose value is unused must still run (y = x, y dead)
                gradient=lambda op, grad: [None, grad],
                kernels={"jax": "autoloop.backends.jax.kernels.effects:check_defined"}))
 # The same check for an item or attribute a container holds: it runs only where the value is

@@ -28,6 +28,23 @@ _MAX_SIZE = 1_000  # bigger containers are compared by size only (and not restor
 _DEPTH = 2  # functions reached through functions
 
 
+def _shared_cells(functions) -> list:
+    """The closure cells of `functions`, and of the functions those cells hold (a wrapper such
+    as ``lambda *s: loop_body(item, *s)`` reaches the loop body's shared variables that way)."""
+    cells, seen = [], set()
+    for function in functions:
+        for cell in getattr(function, "__closure__", None) or ():
+            if id(cell) not in seen:
+                seen.add(id(cell))
+                cells.append(cell)
+            inner = _cell_value(cell)
+            for inner_cell in getattr(inner, "__closure__", None) or ():
+                if callable(inner) and id(inner_cell) not in seen:
+                    seen.add(id(inner_cell))
+                    cells.append(inner_cell)
+    return cells
+
+
 class ContainerGuard:
     """Snapshots of the containers `functions` reach; see the module docstring."""
 
@@ -39,8 +56,7 @@ class ContainerGuard:
                 seen.add(id(container))
                 carried = label in carried_roots
                 self._entries.append((label, container, _snapshot(container), carried))
-        self._cells = [(cell, _cell_value(cell)) for function in functions
-                       for cell in (getattr(function, "__closure__", None) or ())]
+        self._cells = [(cell, _cell_value(cell)) for cell in _shared_cells(functions)]
 
     def restore_cells(self) -> None:
         """Put back the variables the statement's functions share with the code around them.

@@ -26,7 +26,7 @@ import dataclasses
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.tensor_array import TensorArray
-from autoloop.errors import LoopVariableTypeError
+from autoloop.errors import LoopVariableTypeError, stopping_conversion
 from autoloop.ops import api
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import describe, raise_from_user
@@ -59,7 +59,7 @@ class Statement:
         return self.what.endswith("loop")
 
     def fail(self, error):
-        raise_from_user(error, self.location)
+        raise_from_user(stopping_conversion(error), self.location)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

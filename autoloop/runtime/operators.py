@@ -15,7 +15,7 @@ from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops.dispatch import apply
 from autoloop.ops.logging_ops import print_ as graph_print
-from autoloop.runtime import staged_branches, staged_loops
+from autoloop.runtime import exceptions, staged_branches, staged_loops
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.specs import to_bool, weak
@@ -58,15 +58,21 @@ def not_(value):
 
 
 def assert_(test, message=None):
-    """``assert test, message``; a graph assertion for a tensor test."""
+    """``assert test, message``; a graph assertion for a tensor test.
+
+    A Python-valued test that fails inside a graph branch or loop body
+    raises when (and if) the graph runs that path, not while tracing. A
+    tensor test inside a ``try`` that catches errors is unsupported: its
+    handlers could never see the AssertionError the graph raises.
+    """
     if is_graph_tensor(test):
+        exceptions.reject_inside_catching_try("an assert on a Tensor", caller_location())
         text = _message(message)
         apply("AssertTrue", [to_bool(test)], {"message": None if text is None else str(text)})
         return
     if not test:
-        if message is None:
-            raise AssertionError
-        raise AssertionError(_message(message))
+        error = AssertionError() if message is None else AssertionError(_message(message))
+        raise exceptions.raised(error)
 
 
 def _message(message):

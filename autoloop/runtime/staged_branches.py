@@ -19,9 +19,9 @@ import numbers
 from autoloop import dtypes, nest
 from autoloop.control_flow.cond import staged_cond
 from autoloop.errors import LoopVariableTypeError
-from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.runtime import trace as traces
+from autoloop.runtime.exceptions import AlwaysRaises
 from autoloop.runtime.guards import ContainerGuard
 from autoloop.runtime.layout import (
     MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan, weak_leaves)
@@ -113,14 +113,14 @@ def _stage(test, run_true, run_false, names, entries, layout, statement, copies)
         except LoopVariableTypeError:
             pass
         if outcomes is None or any(isinstance(values, _Raises) for values in outcomes):
-            outcomes = _scratch_outcomes(run_true, run_false, names)
+            outcomes = _scratch_outcomes(run_true, run_false, names, test)
         layout = _plan(names, entries, outcomes, statement, copies)
     for _ in range(_MAX_ATTEMPTS):
         try:
             return _cond(test, run_true, run_false, layout, names, copies)
         except _Misfit as misfit:  # a remembered or scratch-planned layout that no longer fits
             if outcomes is None:
-                outcomes = _scratch_outcomes(run_true, run_false, names)
+                outcomes = _scratch_outcomes(run_true, run_false, names, test)
             outcomes[misfit.side] = misfit.values
             wider = _plan(names, entries, outcomes, statement, copies)
             if wider.same_as(layout):
@@ -129,16 +129,14 @@ def _stage(test, run_true, run_false, names, entries, layout, statement, copies)
     raise AssertionError(f"internal error: no layout fits the outputs of {statement}")
 
 
-def _scratch_outcomes(run_true, run_false, names):
+def _scratch_outcomes(run_true, run_false, names, test):
     """What each branch gives, traced into throwaway graphs; a raising branch takes the other's."""
     true_values, false_values = scratch_run(run_true), scratch_run(run_false)
     if isinstance(true_values, _Raises) and isinstance(false_values, _Raises):
-        # The statement raises on every path: so does the code around it (a held-back error
-        # is the user's own again once no enclosing branch can hold it back).
-        error = true_values.error
-        if isinstance(error, HeldBack) and context.current_graph().parent is None:
-            raise error.exception
-        raise error
+        # Every path raises: a cond that raises the taken path's error, then nothing after it runs.
+        staged_cond(to_bool(test), lambda: raise_when_run(run_true().error) or (),
+                    lambda: raise_when_run(run_false().error) or (), names=None)
+        raise AlwaysRaises(None)
     if isinstance(true_values, _Raises):
         true_values = false_values
     if isinstance(false_values, _Raises):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from autoloop.errors import UnsupportedError
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 
@@ -63,13 +64,14 @@ def reject_unsupported(unsupported, statement) -> None:
         return
     relation, construct, line = unsupported
     what = statement.what
+    article = "an" if what[:1] in "aeiou" else "a"
     if relation == "enclosed by":
-        statement.fail(NotImplementedError(
-            f"a {what} whose condition is a Tensor ({statement.location_text}) inside {construct} "
+        statement.fail(UnsupportedError(
+            f"{article} {what} whose condition is a Tensor ({statement.location_text}) inside {construct} "
             f"(line {line}) cannot be converted to graph control flow: the try statement's handlers "
             f"would never see errors raised when the graph runs; move the try statement out of the "
             f"converted function"))
-    statement.fail(NotImplementedError(
-        f"{construct} (line {line}) inside a {what} whose condition is a Tensor "
+    statement.fail(UnsupportedError(
+        f"{construct} (line {line}) inside {article} {what} whose condition is a Tensor "
         f"({statement.location_text}) cannot be converted to graph control flow; move it out of "
         f"the {what.split()[-1]}"))

@@ -15,8 +15,10 @@ that raises when the graph runs on a path that did not assign it.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from autoloop import nest
+from autoloop.errors import stops_conversion
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
@@ -79,9 +81,10 @@ class HeldBack(TracedUnboundError):
 
     @classmethod
     def of(cls, error):
-        """`error` as a HeldBack if it is one to hold back (not autoloop's own), else None."""
-        from autoloop.errors import AutoloopError
-        if isinstance(error, cls.HELD) and not isinstance(error, AutoloopError):
+        """`error` as a HeldBack if it is one to hold back (not autoloop's own, nor raised while
+        one propagated), else None."""
+        if isinstance(error, cls.HELD) and not stops_conversion(error) \
+                and not stops_conversion(error.__context__):
             return cls(error, traceback_location(error.__traceback__))
         return None
 
@@ -93,6 +96,9 @@ def read(value):
         where = f" at {location[0]}:{location[1]}" if location else ""
         message = f"local variable '{value.name}' is read{where} but no path that ran before assigned it"
         if context.current_graph() is not None:  # maybe inside a graph branch that never runs: let it decide
+            stopped = sys.exc_info()[1]
+            if stops_conversion(stopped):
+                raise stopped  # a finally block runs while conversion stops: nothing to hold back
             raise TracedUnboundError(message)
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
@@ -130,6 +136,12 @@ def checked(value: MaybeUndefined, message: str, error: str, op: str = "CheckDef
 def raise_when_run(error):
     """A graph op, in the graph being traced, that raises `error` when it runs: an unbound read,
     or (an error with an ``exception``) the user's exception held back until its path runs."""
+    if getattr(error, "already_staged", False):
+        return  # the graph being built raises it already (every path of a cond raises)
+    from autoloop.runtime.exceptions import reject_inside_catching_try  # (it builds on this module)
+    held = getattr(error, "exception", None) or UnboundLocalError()
+    reject_inside_catching_try(f"the {type(held).__name__} that graph control flow holds back here",
+                               getattr(error, "location", None) or caller_location())
     exception = getattr(error, "exception", None)
     attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
         "message": None, "exception": exception}

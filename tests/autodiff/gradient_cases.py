@@ -85,6 +85,7 @@ for _op, (_fn, _x) in _UNARY.items():
 case("Cast", "float32-round-trip", lambda x: al.cast(al.cast(x, al.float32), al.float64) * x, normal(2, 3),
      step=1e-2)
 case("Cast", "to-int-and-back", lambda x: al.cast(al.cast(x * 10, al.int32), al.float64) + x, normal(3))
+case("PrintV1", "identity", lambda x: al.compat.v1.Print(x, [x], "value: ") * x, normal(3))  # TF1's Print
 for _op in ("CheckDefined", "CheckAssigned"):
     case(_op, "defined", lambda x, o=_op: apply(o, [al.constant(True), x], {"message": "m", "error": "UnboundLocalError"}),
          normal(3))

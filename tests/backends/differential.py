@@ -66,6 +66,14 @@ class DifferentialProgram:
             self._jax = self._compile_for_jax(self.graph)
         return self._jax(*arrays)
 
+    def __getattr__(self, name):
+        """What a test inspects of the compiled graph (its generated ``source``) is the numpy executor's."""
+        return getattr(self.__dict__["numpy"], name)
+
+    def runner(self, finish=None):
+        """``run(inputs)``, as `CompiledGraph.runner`."""
+        return lambda inputs: self(*inputs) if finish is None else finish(self(*inputs))
+
     def __call__(self, *arrays):
         streams = _random_streams(self.graph)
         saved = [stream.state for stream in streams]

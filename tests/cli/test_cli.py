@@ -76,10 +76,13 @@ def test_graph_text_and_dot():
     assert dot.returncode == 0 and dot.stdout.startswith("digraph")
 
 
-def test_graph_lowered_not_available_yet():
-    result = autoloop("graph", f"{SAMPLE}::sumSquare", "--lowered")
-    assert result.returncode == 2
-    assert "not available yet" in result.stderr and len(result.stderr.splitlines()) == 1
+def test_graph_lowered_text_and_dot():
+    text = autoloop("graph", f"{SAMPLE}::sumSquare", "--args", "[10]", "--lowered")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("dataflow graph sumSquare(") and "= Enter(" in text.stdout
+    assert "NextIteration:0 <back edge>" in text.stdout
+    dot = autoloop("graph", f"{SAMPLE}::sumSquare", "--args", "[10]", "--lowered", "--format", "dot")
+    assert dot.returncode == 0 and dot.stdout.startswith("digraph") and 'label="next"' in dot.stdout
 
 
 @pytest.mark.parametrize("target, words", [

@@ -1562,7 +1562,7 @@ def failing_helper(x):
 
 
 def test_python_error_in_converted_helper_has_user_frame():
-    # `x > 0` on a tensor stages a cond, whose true branch raises while tracing.
+    # `x > 0` on a tensor stages a cond; its true branch raises when the graph runs it.
     with pytest.raises(RuntimeError, match="helper failed") as info:
         al.function(python_error_in_helper)(al.constant(1))
     frames = user_frames(info.value, THIS_FILE)

@@ -9,7 +9,7 @@ import pytest
 
 import autoloop as al
 from autoloop import dtypes
-from autoloop.execute import CompiledGraph
+from autoloop.execute import CompiledGraph, dataflow
 from autoloop.execute.interpreter import interpret
 from autoloop.ir import context, control_flow, rewrite
 from autoloop.ir.control_flow import ControlFlowOp, OperandGroup
@@ -136,6 +136,9 @@ def test_a_new_control_flow_op_needs_only_its_registration(call_op, capsys):
     assert outcome.results == (42,) and outcome.stdout == "called\n"
     assert interpret(graph, np.int32(2), np.int32(3)) == (6,)
     assert "# While" not in CompiledGraph(graph).source
+    with pytest.raises(NotImplementedError, match=r"Call node Call cannot be lowered to the dataflow form yet \(its "
+                                                  r"`lower` slot in autoloop.ir.control_flow is empty\)"):
+        dataflow.lower(graph)  # its `lower` slot is empty: a clear error, not a wrong graph
 
 
 # -- OpDef ---------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 FUNCTION = "generated"
 PARAMETERS = ("a", "b", "xs")
@@ -70,8 +71,10 @@ class _FunctionWriter:
     """Writes the body of one function, statement by statement, within a budget."""
 
     def __init__(self, rng: random.Random, budget: int, *, has_list: bool, calls_helper: bool,
-                 assigned: tuple, maybe_names: tuple):
+                 assigned: tuple, maybe_names: tuple, parameters: tuple, sequence: str | None):
         self.rng = rng
+        self.parameters = parameters  # two int parameters, for range bounds
+        self.sequence = sequence  # the list/tensor parameter, if the function has one
         self.budget = budget
         self.has_list = has_list
         self.acc_nonempty = False
@@ -144,7 +147,7 @@ class _FunctionWriter:
         if kind == "bool":
             joiner = rng.choice(["and", "or"])
             return f"({self.condition(scope, depth + 1)}) {joiner} ({self.condition(scope, depth + 1)})"
-        container = rng.choice(["xs", "(1, 2, 3)"])
+        container = rng.choice([self.sequence or "(1, 2)", "(1, 2, 3)"])
         return f"{self.atom(scope)} {rng.choice(['in', 'not in'])} {container}"
 
     # -- statements ---------------------------------------------------------------
@@ -165,8 +168,10 @@ class _FunctionWriter:
         self.budget -= 1
         kinds = {"assign": 6, "augassign": 3, "maybe_assign": 2}
         if scope.depth < self.max_depth and self.budget > 0:
-            kinds.update({"if": 4, "while": 2, "for_range": 2, "for_xs": 1, "for_python": 1,
+            kinds.update({"if": 4, "while": 2, "for_range": 2, "for_python": 1,
                           "try_finally": 1, "try_except": 1})
+            if self.sequence:
+                kinds["for_xs"] = 1
         if scope.in_loop:
             kinds.update({"break": 1, "continue": 1})
         kinds.update({"return": 1 if scope.depth > 0 else 0.2, "assert": 1, "raise": 0.5})
@@ -183,15 +188,23 @@ class _FunctionWriter:
 
     def _assign(self, scope, indent):
         target = self.rng.choice(self.assigned)
-        return [f"{indent}{target} = {self.expression(scope)}"]
+        return [f"{indent}{target} = {self._bounded(self.expression(scope))}"]
 
     def _augassign(self, scope, indent):
         target = self.rng.choice(self.assigned)
-        return [f"{indent}{target} {self.rng.choice(['+=', '-='])} {self.expression(scope)}"]
+        return [f"{indent}{target} {self.rng.choice(['+=', '-='])} {self._bounded(self.expression(scope))}"]
+
+    def _bounded(self, expression):
+        """`expression`, reduced when it may grow with the variables it changes (``c += c`` in a
+        loop doubles c each time: int32 would overflow where Python ints do not)."""
+        growing = set(self.assigned) | set(self.maybe_names) | {"get", "total"}
+        if growing & set(re.findall(r"[A-Za-z_]\w*", expression)):
+            return f"({expression}) % 101"
+        return expression
 
     def _maybe_assign(self, scope, indent):
         target = self.rng.choice(self.maybe_names)
-        line = f"{indent}{target} = {self.expression(scope)}"
+        line = f"{indent}{target} = {self._bounded(self.expression(scope))}"
         if target not in self.first_bound:
             self.first_bound.append(target)
         return [line]
@@ -241,12 +254,13 @@ class _FunctionWriter:
         return lines
 
     def _for_range(self, scope, indent):
-        bounds = self.rng.choice(["{n}", "a", "b", "1, {n}", "b, a", "{n}, 0, -1"])
-        iterable = f"range({bounds.format(n=self.rng.randint(0, 4))})"
+        first, second = self.parameters
+        bounds = self.rng.choice(["{n}", "{first}", "{second}", "1, {n}", "{second}, {first}", "{n}, 0, -1"])
+        iterable = f"range({bounds.format(n=self.rng.randint(0, 4), first=first, second=second)})"
         return self._for(scope, indent, self.fresh("i"), iterable)
 
     def _for_xs(self, scope, indent):
-        return self._for(scope, indent, self.fresh("v"), "xs")
+        return self._for(scope, indent, self.fresh("v"), self.sequence)
 
     def _for_python(self, scope, indent):
         variable = self.fresh("p")
@@ -291,9 +305,10 @@ class _FunctionWriter:
                 f"{indent}    raise ValueError('raised at depth {scope.depth}')"]
 
     def _append(self, scope, indent):
+        line = f"{indent}acc.append({self.expression(scope)})"  # the value may not read acc[-1] yet
         if scope.depth == 0:
             self.acc_nonempty = True
-        return [f"{indent}acc.append({self.expression(scope)})"]
+        return [line]
 
     def _read_list(self, scope, indent):
         target = self.rng.choice(self.assigned)
@@ -310,7 +325,7 @@ class _FunctionWriter:
 
 def _helper_source(rng):
     writer = _FunctionWriter(rng, budget=rng.randint(1, 5), has_list=False, calls_helper=False,
-                             assigned=("z",), maybe_names=("q",))
+                             assigned=("z",), maybe_names=("q",), parameters=("x", "y"), sequence=None)
     writer.max_depth = 2
     scope = _Scope(ints=["x", "y", "z"], maybe=[])
     body = writer.block(scope, "    ")
@@ -320,7 +335,8 @@ def _helper_source(rng):
 def _generated_source(rng):
     has_list = rng.random() < 0.6
     writer = _FunctionWriter(rng, budget=rng.randint(3, 16), has_list=has_list,
-                             calls_helper=rng.random() < 0.3, assigned=("c", "d"), maybe_names=("u", "w"))
+                             calls_helper=rng.random() < 0.3, assigned=("c", "d"), maybe_names=("u", "w"),
+                             parameters=("a", "b"), sequence="xs")
     lines = ["def generated(a, b, xs):", "    c = 0", f"    d = {rng.choice(['a', 'b', '1'])}"]
     if has_list:
         start = rng.choice(["[]", "[b]"])

@@ -16,8 +16,9 @@ flow). Each converted run gets one of four classes:
 - ``documented limitation``: an error README and the API contract document
   for graph control flow (for example ``try``/``except`` around a loop with a
   tensor condition), raised with the user's line. Runs whose conditions are
-  all Python values have no limitations: there any error Python does not
-  raise is an internal error.
+  all Python values (eager runs, and traced runs on Python arguments of a
+  program that makes no tensors itself) have no limitations: there any error
+  Python does not raise is an internal error.
 
     >>> outcome = run_program(generate(seed=0, index=3))
     >>> outcome.worst().kind            # 'ok', 'wrong answer', ...
@@ -174,13 +175,16 @@ def run_program(program: Program, modes=MODES, source=None, timeout_s=TIMEOUT_S)
     source = program.source if source is None else source
     expected = _call(load(source), arguments(program, "eager"), timeout_s)
     function = load(source)
-    outcomes = [classify(expected, run_mode(function, program, mode, timeout_s), mode) for mode in modes]
+    # A program that makes tensors itself (al.stack) may have tensor conditions on Python arguments.
+    makes_tensors = "al." in source
+    outcomes = [classify(expected, run_mode(function, program, mode, timeout_s), mode, makes_tensors)
+                for mode in modes]
     return Outcome(program, expected, outcomes)
 
 
 # -- classes --------------------------------------------------------------------------------
 
-def classify(expected: Result, result: Result, mode: str) -> ModeOutcome:
+def classify(expected: Result, result: Result, mode: str, makes_tensors=False) -> ModeOutcome:
     if result.error is None:
         if expected.error is None and same_value(result.value, expected.value):
             return ModeOutcome(mode, OK, result)
@@ -191,9 +195,28 @@ def classify(expected: Result, result: Result, mode: str) -> ModeOutcome:
         return ModeOutcome(mode, INTERNAL, result, signature)
     if expected.error is not None and isinstance(result.error, type(expected.error)):
         return ModeOutcome(mode, OK, result, signature)
-    if mode not in ("eager", "python") and is_documented(result.error):
+    graph_conditions = mode in ("mixed", "tensor") or (mode == "python" and makes_tensors)
+    if graph_conditions and is_documented(result.error):
+        return ModeOutcome(mode, LIMITATION, result, signature)
+    if graph_conditions and expected.error is not None and _replaced_in_python(result.error, expected.error):
         return ModeOutcome(mode, LIMITATION, result, signature)
     return ModeOutcome(mode, INTERNAL, result, signature)
+
+
+def _replaced_in_python(error, python_error) -> bool:
+    """Whether Python raised `error`'s kind first and a ``finally`` block replaced it.
+
+    Documented graph rule: an error the graph raises when it runs ends the
+    run there, so a ``finally`` block after it does not run (nor raise).
+    """
+    seen = set()
+    replaced = python_error.__context__
+    while replaced is not None and id(replaced) not in seen:
+        if type(error) is type(replaced) or isinstance(error, type(replaced)):
+            return True
+        seen.add(id(replaced))
+        replaced = replaced.__context__
+    return False
 
 
 def is_documented(error) -> bool:

@@ -30,6 +30,7 @@ class Case(NamedTuple):
 # tested in test_logging_ops.py; CheckDefined, CheckAssigned and AssertTrue (what
 # converted code stages for partly defined names, items and `assert`) in tests/compiler
 # and tests/runtime.
+# The TF1 graph ops (variables, Print, NoOp) are tested with autoloop.compat.v1 in tests/compat.
 NOT_NUMPY_COMPARABLE = {
     "Const", "Placeholder", "While", "Cond", "Enter", "Merge", "Switch", "NextIteration", "Exit",
     "LoopCond", "TensorListReserve", "TensorListRead", "TensorListWrite", "TensorListStack",
@@ -42,6 +43,8 @@ NOT_NUMPY_COMPARABLE = {
     "TensorListGradUnstack", "TensorListGradSplit", "TensorListGradConcat",
     # The stacks a loop gradient saves values on (autoloop.control_flow.stacks): tested there too.
     "StackNew", "StackPush", "StackGet",
+    "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+    "PrintV1", "NoOp",
 }
 
 _rng = np.random.default_rng(0)

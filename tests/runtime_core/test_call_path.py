@@ -65,6 +65,39 @@ def test_each_call_returns_a_new_tensor_and_structures_come_back_whole():
     assert isinstance(result, tuple) and result[0].numpy() == 3 and result[1]["twice"].numpy() == 4
 
 
+@RETRACING_ON_PURPOSE
+def test_scalars_0d_arrays_and_array_subclasses_key_the_trace_they_need():
+    f, calls = counting(lambda x: x * 2)
+    values = [np.int32(3), np.asarray(np.int32(3)), np.float16(1.5), np.ma.masked_array([1, 2], dtype=np.int32),
+              np.asarray([1, 2], dtype=np.int32), np.int64(3)]
+    for value in values + values[::-1]:
+        result = f(al.Tensor(value))
+        assert result.dtype == al.as_dtype(np.asarray(value).dtype)
+        np.testing.assert_array_equal(result.numpy(), np.asarray(value) * 2)
+    assert len(calls) == 4  # int32 scalars (as numpy scalars or 0-d arrays), float16, int32 [2], int64
+
+
+@RETRACING_ON_PURPOSE
+def test_python_arguments_on_the_short_path_select_the_trace_of_their_value_and_type():
+    f, calls = counting(lambda x, k, flag: x * k if flag is not None else x)
+    x = al.constant(2.0)
+    arguments = [(3, True), (4, True), (3, None), (3.0, True), (True, True), (3, "yes"), (1, 1)]
+    for order in (arguments, arguments[::-1], arguments):
+        for k, flag in order:
+            result = f(x, k, flag)
+            expected = np.asarray(x.numpy() * np.float32(k) if flag is not None else x.numpy())
+            assert result.numpy() == expected and result.dtype == al.as_dtype(expected.dtype), (k, flag)
+    assert len(calls) == len(arguments)  # one trace per (value, type): True and 1, 3 and 3.0 apart
+
+
+def test_a_failing_graph_on_the_short_path_names_the_op():
+    f, _ = counting(lambda x, i: x[i] + 1)
+    x = al.constant([1, 2])
+    assert f(x, al.constant(1)).numpy() == 3  # cached: the next call takes the short path
+    with pytest.raises(al.errors.InvalidArgumentError, match="StridedSlice .* index 5 is out of bounds"):
+        f(x, al.constant(5))
+
+
 def test_rank_0_results_are_numpy_scalars_even_from_a_0d_array():
     f, _ = counting(lambda x: al.reshape(x, []))  # np.reshape gives a 0-d array
     result = f(al.constant([7]))

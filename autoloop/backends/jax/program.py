@@ -89,6 +89,14 @@ class JaxProgram:
             checks.raise_failure(self.facts.sites, errors[0], errors[1])
         return tuple(self._result(value) for value in outputs)
 
+    def runner(self, finish=None):
+        """``run(inputs)``: the program on a sequence of inputs, its tuple of outputs given to `finish`
+        (as `CompiledGraph.runner`; `autoloop.function` packs its result tensors there)."""
+        def run(inputs):
+            outputs = self(*inputs)
+            return outputs if finish is None else finish(outputs)
+        return run
+
     def _result(self, value):
         if isinstance(value, buffers.Buffer):
             return value.elements()

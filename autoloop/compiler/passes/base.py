@@ -9,6 +9,7 @@ from autoloop.errors import raise_at
 
 SCOPE_NODES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 LOOP_NODES = (gast.While, gast.For)
+TRY_NODES = (gast.Try, gast.TryStar) if hasattr(gast, "TryStar") else (gast.Try,)
 
 
 class Pass(gast.NodeTransformer):
@@ -165,11 +166,16 @@ def lower_jumps(statements, jump, flag: str, found: set, enter_loop_else: bool) 
         if id(statement) not in found:
             result.append(statement)
             continue
+        jumps_in_body = isinstance(statement, TRY_NODES) and any(id(s) in found for s in statement.body)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             skip = field == "orelse" and not enter_loop_else and isinstance(statement, LOOP_NODES)
             if block and not skip:
-                setattr(statement, field, lower_jumps(block, jump, flag, found, enter_loop_else))
+                block = lower_jumps(block, jump, flag, found, enter_loop_else)
+                if field == "orelse" and jumps_in_body:  # a try's else runs only if its body ended
+                    block = templates.located(templates.replace(
+                        "if not flag:\n    block", flag=flag, block=block), block[0].lineno)
+                setattr(statement, field, block)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
             item.body = lower_jumps(item.body, jump, flag, found, enter_loop_else)
         result.append(statement)

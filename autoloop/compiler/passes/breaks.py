@@ -33,6 +33,8 @@ class Breaks(StatementPass):
         if not _has_break(node.body):
             return [node] + orelse
         flag = self.ctx.namer.new("break_")
+        self.ctx.jump_flags[flag] = None
+        self.ctx.exempt_reads.add(flag)
         self.found = containing(node.body, gast.Break, loops_are_boundaries=True)
         node.body = lower_jumps(node.body, gast.Break, flag, self.found, enter_loop_else=False)
         if isinstance(node, gast.While):

@@ -21,10 +21,10 @@ import builtins
 import gast
 
 from autoloop.compiler import templates
+from autoloop.compiler.passes import targets
 from autoloop.compiler.passes.base import Pass
 
 BUILTIN_REPLACEMENTS = {builtins.print: "print_", builtins.len: "len_", builtins.range: "range_"}
-_UNRESOLVED = object()
 
 
 class Calls(Pass):
@@ -35,15 +35,7 @@ class Calls(Pass):
 
     def visit_FunctionDef(self, node):
         if not self.local_names:  # the converted function: collect every name it binds
-            for inner in gast.walk(node):
-                if isinstance(inner, gast.Name) and not isinstance(inner.ctx, gast.Load):
-                    self.local_names.add(inner.id)
-                elif isinstance(inner, (gast.FunctionDef, gast.ClassDef)) and inner is not node:
-                    self.local_names.add(inner.name)
-                    if isinstance(inner, gast.FunctionDef):
-                        self.defined_functions.add(inner.name)
-                elif isinstance(inner, gast.alias):
-                    self.local_names.add((inner.asname or inner.name).split(".")[0])
+            self.local_names = targets.local_names(node, self.defined_functions)
             self.self_name = node.args.args[0].id if node.args.args else None
         self.generic_visit(node)
         return node
@@ -53,11 +45,11 @@ class Calls(Pass):
         function = node.func
         if self._is_runtime(function):
             return node
-        target = self._resolve(function)
+        target = targets.resolve(function, self.ctx, self.local_names)
         if target is builtins.super and not node.args and self.ctx.has_class_cell and self.self_name:
             node.args = [templates.name("__class__"), templates.name(self.self_name)]
             return node
-        if target is not _UNRESOLVED:
+        if target is not targets.UNRESOLVED:
             replacement = _builtin_replacement(target)
             if replacement is not None:
                 node.func = self.runtime(replacement)
@@ -79,33 +71,6 @@ class Calls(Pass):
         while isinstance(function, gast.Attribute):
             function = function.value
         return isinstance(function, gast.Name) and function.id == self.ctx.runtime_name
-
-    def _resolve(self, function):
-        """The object `function` names at conversion time, or _UNRESOLVED."""
-        path = []
-        while isinstance(function, gast.Attribute):
-            path.append(function.attr)
-            function = function.value
-        if not isinstance(function, gast.Name) or function.id in self.local_names:
-            return _UNRESOLVED
-        if self.ctx.resolve is None:
-            return _UNRESOLVED
-        found, value = self.ctx.resolve(function.id)
-        if not found:
-            return _UNRESOLVED
-        for attribute in reversed(path):
-            if not _is_module(value):  # attributes of objects may change; stay dynamic
-                return _UNRESOLVED
-            try:
-                value = getattr(value, attribute)
-            except AttributeError:
-                return _UNRESOLVED
-        return value
-
-
-def _is_module(value):
-    import types
-    return isinstance(value, types.ModuleType)
 
 
 def _builtin_replacement(target):

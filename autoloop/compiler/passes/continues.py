@@ -30,6 +30,8 @@ class Continues(StatementPass):
         if not _has_continue(node.body):
             return node
         self.flag = self.ctx.namer.new("continue_")
+        self.ctx.jump_flags[self.flag] = None
+        self.ctx.exempt_reads.add(self.flag)
         self.found = containing(node.body, gast.Continue, loops_are_boundaries=True)
         reset = templates.located(templates.replace("flag = False", flag=self.flag), node.body[0].lineno)
         node.body = reset + lower_jumps(node.body, gast.Continue, self.flag, self.found, enter_loop_else=True)

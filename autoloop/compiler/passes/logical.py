@@ -1,7 +1,8 @@
-"""``and``, ``or``, ``not`` and chained comparisons become runtime calls.
+"""``and``, ``or``, ``not``, ``in`` and chained comparisons become runtime calls.
 
     a and b or not c      ->  al__.or_(al__.and_(a, lambda: b), lambda: al__.not_(c))
     0 <= i < n            ->  al__.and_(0 <= i, lambda: i < n)
+    x not in xs           ->  al__.not_(al__.in_(x, xs))
 
 Later operands stay lazy (lambdas): Python values keep Python's
 short-circuit semantics and return the deciding operand; tensors become
@@ -46,7 +47,7 @@ class LogicalExpressions(Pass):
     def visit_Compare(self, node):
         self.generic_visit(node)
         if len(node.ops) < 2:
-            return node
+            return self._membership(node)
         middles = node.comparators[:-1]
         if not safe_in_lambda(*node.comparators):
             return node
@@ -56,7 +57,7 @@ class LogicalExpressions(Pass):
         pairs = []
         for index, op in enumerate(node.ops):
             left = operands[index] if index == 0 else templates.clone(operands[index])
-            pairs.append(gast.Compare(left=left, ops=[op], comparators=[operands[index + 1]]))
+            pairs.append(self._membership(gast.Compare(left=left, ops=[op], comparators=[operands[index + 1]])))
         call = gast.Call(func=self.runtime("and_"), args=[pairs[0]] + [_lambda(p) for p in pairs[1:]],
                          keywords=[])
         return gast.copy_location(call, node)
@@ -73,12 +74,12 @@ class LogicalExpressions(Pass):
         def chain(left, index):
             right = operands[index + 1]
             if index + 1 == len(node.ops):
-                return gast.Compare(left=left, ops=[node.ops[index]], comparators=[right])
+                return self._pair(left, node.ops[index], right)
             if isinstance(right, _SIMPLE):
-                return self._and(gast.Compare(left=left, ops=[node.ops[index]], comparators=[right]),
+                return self._and(self._pair(left, node.ops[index], right),
                                  chain(templates.clone(right), index + 1))
             name = self.ctx.namer.new("chain_operand")
-            body = self._and(gast.Compare(left=left, ops=[node.ops[index]], comparators=[templates.name(name)]),
+            body = self._and(self._pair(left, node.ops[index], templates.name(name)),
                              chain(templates.name(name), index + 1))
             return self._bind(right, name, body)
 
@@ -86,6 +87,19 @@ class LogicalExpressions(Pass):
             return chain(node.left, 0)
         name = self.ctx.namer.new("chain_operand")  # evaluate the left operand first, as Python does
         return self._bind(node.left, name, chain(templates.name(name), 0))
+
+    def _pair(self, left, op, right):
+        return self._membership(gast.Compare(left=left, ops=[op], comparators=[right]))
+
+    def _membership(self, compare):
+        """``a in b`` -> ``al__.in_(a, b)`` (tensors: any element equal); ``not in`` negated."""
+        op = compare.ops[0]
+        if len(compare.ops) != 1 or not isinstance(op, (gast.In, gast.NotIn)):
+            return compare
+        call = gast.Call(func=self.runtime("in_"), args=[compare.left, compare.comparators[0]], keywords=[])
+        if isinstance(op, gast.NotIn):
+            call = gast.Call(func=self.runtime("not_"), args=[call], keywords=[])
+        return gast.copy_location(call, compare)
 
     def _and(self, first, second):
         return gast.Call(func=self.runtime("and_"), args=[first, _lambda(second)], keywords=[])

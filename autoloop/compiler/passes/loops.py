@@ -16,7 +16,7 @@
 Loop variables are exactly the names modified in the body that are live at
 the loop's head (read by the test, by a later iteration, or after the loop);
 a name first assigned in the loop starts as ``al__.Undefined('name')``. A
-``set_loop_options(...)`` call among the body's first statements becomes the
+``set_loop_options(...)`` directive (see `directives`) becomes the
 ``options=`` of the runtime call. Needs the analyses; runs after the flag
 passes (no break/continue/return is left in a loop body).
 """
@@ -27,16 +27,8 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.analysis.names import composite_name, is_composite, is_live
-from autoloop.compiler.passes import state
+from autoloop.compiler.passes import directives, state, undefined
 from autoloop.compiler.passes.base import StatementPass
-
-
-def _is_loop_options(statement) -> bool:
-    if not (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call)):
-        return False
-    function = statement.value.func
-    name = function.attr if isinstance(function, gast.Attribute) else getattr(function, "id", None)
-    return name == "set_loop_options"
 
 
 class Loops(StatementPass):
@@ -44,51 +36,59 @@ class Loops(StatementPass):
     # (the side tables describe the tree as it was analysed).
     def visit_While(self, node):
         function = self.analysis.of(node)
-        modified = function.modified(node)
+        modified = function.modified(node) | state.nonlocal_writes(self.ctx, function, node.body)
         live = function.live_in[node]
-        loop_vars = [n for n in modified if is_live(n, live)]
+        carried = state.carried_names(self.ctx, function.scopes.function)
+        loop_vars = [n for n in modified if is_live(n, live) or n in carried]
         return self._convert(node, function, loop_vars, target_names=())
 
     def visit_For(self, node):
         function = self.analysis.of(node)
         target_names = {composite_name(n) for n in gast.walk(node.target)} - {None}
-        modified = function.modified(node) | target_names
+        modified = function.modified(node) | target_names | state.nonlocal_writes(self.ctx, function, node.body)
         live = function.live_out[node]
         extra_test = self.ctx.extra_tests.get(node)
         extra_reads = {n.id for n in gast.walk(extra_test) if isinstance(n, gast.Name)} if extra_test else set()
-        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads]
+        carried = state.carried_names(self.ctx, function.scopes.function)
+        loop_vars = [n for n in modified if is_live(n, live) or n in extra_reads or n in carried]
         return self._convert(node, function, loop_vars, target_names)
 
     def _convert(self, node, function, loop_vars, target_names):
         ctx = self.ctx
         loop_vars = state.without_covered(state.in_source_order(loop_vars, function.first_seen))
         maybe_before = function.maybe_defined_before(node)
-        declared = ctx.globals_of.get(function.scopes.function, {})
+        shared = state.shared_names(ctx, function.scopes.function)
+        declared = state.declared_in(ctx, function.scopes.function)
         self.generic_visit(node)
-        names = state.StateNames(loop_vars, ctx.namer)
-        options, body = self._take_options(node.body)
+        names = state.StateNames(loop_vars, ctx.namer, shared)
+        options, body = self._take_options(node)
         prelude = names.prelude()
-        inits = [n for n in loop_vars if not is_composite(n) and n not in maybe_before]
+        inits = [n for n in loop_vars if not is_composite(n) and n not in maybe_before and function.is_local(n)]
+        undefined.initialized_before(ctx, function, node, inits)
+        # Bound on some paths only: the loop functions must find at least al__.Undefined.
+        undefined.bind_later(ctx, function.scopes.function, node, [n for n in loop_vars if not is_composite(n)
+                                                   and n in maybe_before and n not in function.defined_before(node)])
         statements = state.undefined_inits(inits, ctx.runtime_name)
 
         keywords = []
         if isinstance(node, gast.While):
             cond_name = ctx.reserved("loop_cond")
-            cond_body = prelude + [gast.Return(value=node.test)]
+            cond_body = state.declarations(prelude, declared) + prelude + [gast.Return(value=node.test)]
             statements.append(state.function_def(cond_name, names.parameters, cond_body))
             parameters = names.parameters
         else:
-            parameters, unpack = self._target_parameter(node.target, loop_vars)
+            parameters, unpack = self._target_parameter(node.target, loop_vars, shared)
             body = unpack + body
             parameters = [parameters] + names.parameters
         body_name = ctx.reserved("loop_body")
-        body = (state.declarations(body, declared) + state.prelude_copy(prelude) + body
+        body = (state.declarations(prelude + body, declared) + state.prelude_copy(prelude) + body
                 + state.return_statement(names))
         statements.append(state.function_def(body_name, parameters, body))
         extra_test = ctx.extra_tests.get(node)
         if extra_test is not None:
             test_name = ctx.reserved("loop_test")
-            test_body = state.prelude_copy(prelude) + [gast.Return(value=extra_test)]
+            test_body = (state.declarations(prelude, declared) + state.prelude_copy(prelude)
+                         + [gast.Return(value=extra_test)])
             statements.append(state.function_def(test_name, names.parameters, test_body))
             keywords.append(gast.keyword(arg="extra_test", value=templates.name(test_name)))
         appended = [n for n in ctx.appended_lists.get(node, ()) if n in loop_vars]
@@ -115,18 +115,18 @@ class Loops(StatementPass):
         statements.append(state.assign_or_call(names, call))
         return templates.located(statements, node.lineno)
 
-    def _take_options(self, body):
-        """The ``set_loop_options`` keywords as a ``dict(...)`` call, and the body without it."""
-        for index, statement in enumerate(body[:3]):
-            if _is_loop_options(statement):
-                options = gast.Call(func=templates.name("dict"), args=[],
-                                    keywords=statement.value.keywords)
-                return options, body[:index] + body[index + 1:]
+    def _take_options(self, node):
+        """The loop's ``set_loop_options`` arguments as a ``dict(...)`` call, and the body without it."""
+        directive = self.ctx.loop_options.get(node)
+        body = node.body
+        for index, statement in enumerate(body):
+            if statement is directive:
+                return directives.options_call(statement, self.ctx.runtime_name), body[:index] + body[index + 1:]
         return None, body
 
-    def _target_parameter(self, target, loop_vars):
+    def _target_parameter(self, target, loop_vars, shared):
         """The body's first parameter, and statements unpacking it into the target."""
-        if isinstance(target, gast.Name) and target.id not in loop_vars:
+        if isinstance(target, gast.Name) and target.id not in loop_vars and target.id not in shared:
             return target.id, []
         parameter = self.ctx.reserved("iterate")
         target = templates.set_ctx(target, gast.Store())

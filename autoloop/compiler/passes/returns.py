@@ -5,13 +5,13 @@
             if x == 5:                    retval_ = al__.Undefined('retval_')
                 return x                  while x > 0:
             x -= 1                            if x == 5:
-        return -1                                 do_return = True
-                                                  retval_ = x
+        return -1                                 retval_ = x
+                                                  do_return = True
                                                   break
                                               x -= 1
                                           if not do_return:
-                                              do_return = True
                                               retval_ = -1
+                                              do_return = True
                                           return al__.return_value(retval_)
 
 Inside a loop a return also breaks (the breaks pass then guards what
@@ -25,24 +25,12 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import LOOP_NODES, StatementPass, containing
+from autoloop.compiler.passes.base import LOOP_NODES, TRY_NODES, StatementPass, containing
 
 
 def _returns_value(node) -> bool:
     value = node.value
     return value is not None and not (isinstance(value, gast.Constant) and value.value is None)
-
-
-def _always_returns(statements) -> bool:
-    """Whether every path through `statements` ends in a return or raise."""
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, (gast.Return, gast.Raise)):
-        return True
-    if isinstance(last, gast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    return False
 
 
 class Returns(StatementPass):
@@ -55,17 +43,19 @@ class Returns(StatementPass):
         self.do_return = self.ctx.namer.new("do_return")
         self.retval = self.ctx.namer.new("retval_")
         self.has_value = any(_returns_value(r) for r in returns)
+        self.ctx.jump_flags[self.do_return] = self.retval if self.has_value else None
+        self.ctx.exempt_reads.add(self.do_return)
         self.with_return = containing(body, gast.Return)
         new_body = self._block(body, in_loop=False)
         prefix = templates.replace("do_return = False", do_return=self.do_return)
         if self.has_value:
             self.ctx.exempt_reads.add(self.retval)
             # return_value: after graph control flow the value may be assigned on some
-            # paths only, and a function that falls off its end returns None.
-            if not _always_returns(body):
-                prefix += templates.replace("retval = runtime.Undefined(label)", retval=self.retval,
-                                            runtime=self.ctx.runtime_name,
-                                            label=gast.Constant(value=self.retval, kind=None))
+            # paths only, and a function that falls off its end returns None. Bound from
+            # the start, so the loops and branches that carry it always find a value.
+            prefix += templates.replace("retval = runtime.Undefined(label)", retval=self.retval,
+                                        runtime=self.ctx.runtime_name,
+                                        label=gast.Constant(value=self.retval, kind=None))
             suffix = templates.replace("return runtime.return_value(retval)",
                                        runtime=self.ctx.runtime_name, retval=self.retval)
         else:
@@ -107,10 +97,16 @@ class Returns(StatementPass):
             statement.body = self._block(statement.body, in_loop=True)
             statement.orelse = self._block(statement.orelse, in_loop)
             return statement
+        returns_in_body = isinstance(statement, TRY_NODES) and any(
+            id(s) in self.with_return for s in statement.body)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             if block:
-                setattr(statement, field, self._block(block, in_loop))
+                block = self._block(block, in_loop)
+                if field == "orelse" and returns_in_body:  # a try's else runs only if its body ended
+                    block = templates.located(templates.replace(
+                        "if not do_return:\n    block", do_return=self.do_return, block=block), block[0].lineno)
+                setattr(statement, field, block)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
             item.body = self._block(item.body, in_loop)
         return statement
@@ -118,7 +114,8 @@ class Returns(StatementPass):
     def _set_return(self, node, in_loop):
         if self.has_value:
             value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
-            statements = templates.replace("do_return = True\nretval = value",
+            # The value first: if computing it raises, no return is pending.
+            statements = templates.replace("retval = value\ndo_return = True",
                                            do_return=self.do_return, retval=self.retval, value=value)
         else:
             statements = templates.replace("do_return = True", do_return=self.do_return)

@@ -8,6 +8,10 @@ identifier (``self_x``) and written back first thing
 the user wrote it. State code reaches a composite through ``al__.ref``, so
 one that does not exist yet (first assigned inside the statement) reads as
 undefined instead of raising, and is removed again where no path assigned it.
+A name that a closure captures (see `analysis.closures`) is *shared*: it
+keeps the one binding of the enclosing function, so it is received as
+``i_`` and written back through ``nonlocal i`` (``i = i_``), and a closure
+called in the body sees the current value.
 """
 
 from __future__ import annotations
@@ -41,20 +45,20 @@ def expression(name: str, ctx=None):
 
 
 class StateNames:
-    """Parameter identifiers for a list of state names."""
+    """Parameter identifiers for a list of state names (`shared` ones are received renamed)."""
 
-    def __init__(self, names, namer=None):
+    def __init__(self, names, namer=None, shared=frozenset()):
         self.names = list(names)
         self.parameters = []
         for name in self.names:
-            if is_composite(name):
-                identifier = parameter_name(name)
+            if is_composite(name) or name in shared:
+                identifier = parameter_name(name) + ("_" if name in shared else "")
                 self.parameters.append(namer.new(identifier) if namer else identifier)
             else:
                 self.parameters.append(name)
 
     def prelude(self):
-        """``self.x = self_x`` for every composite name."""
+        """``self.x = self_x`` for every composite name, ``i = i_`` for every shared one."""
         statements = []
         for name, parameter in zip(self.names, self.parameters):
             if name != parameter:
@@ -101,7 +105,11 @@ def undefined_inits(names, runtime_name):
 
 
 def declarations(statements, declared: dict):
-    """``global``/``nonlocal`` statements for declared names written in `statements`."""
+    """``global``/``nonlocal`` statements for declared names written in `statements`.
+
+    `declared` maps names to ``'global'`` or ``'nonlocal'``: the user's
+    declarations, and the shared names (see `declared_in`).
+    """
     if not declared:
         return []
     written = set()
@@ -117,9 +125,53 @@ def declarations(statements, declared: dict):
     return result
 
 
+def shared_names(ctx, function) -> frozenset:
+    """Names that keep one binding in `function`'s generated functions: the `carried_names`, and
+    those a loop or branch inside a ``try`` assigns (an exception must not lose them)."""
+    return carried_names(ctx, function) | ctx.exception_visible.get(function, frozenset())
+
+
+def carried_names(ctx, function) -> frozenset:
+    """Shared names that every loop or branch changing them carries as state, live or not:
+    those `function`'s closures capture (read at any time), and its ``nonlocal`` names (read by
+    the enclosing function after it returns)."""
+    return ctx.captured.get(function, frozenset()) | _nested_nonlocals(ctx, function)
+
+
+def _nested_nonlocals(ctx, function) -> set:
+    """``nonlocal`` names of a function nested in the converted one (the converted function's
+    own refer to cells that outlive the trace: writing them in graph control flow is unsupported)."""
+    if function is ctx.root:
+        return set()
+    return {n for n, kind in ctx.globals_of.get(function, {}).items() if kind == "nonlocal"}
+
+
+def nonlocal_writes(ctx, analysis, statements) -> frozenset:
+    """The ``nonlocal`` names of `analysis`'s function that `statements` assign.
+
+    Read from the tree, which inner statements may already have converted.
+    """
+    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
+    nonlocal_names = _nested_nonlocals(ctx, analysis.scopes.function)
+    if not nonlocal_names:
+        return frozenset()
+    return frozenset(node.id for statement in statements if not isinstance(statement, SCOPE_NODES)
+                     for node in walk_scope(statement) if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)
+                     and node.id in nonlocal_names)
+
+
+def declared_in(ctx, function) -> dict:
+    """What generated functions inside `function` declare: its global/nonlocal names and
+    the names its closures capture (kept in `function`'s own cell through ``nonlocal``)."""
+    declared = dict.fromkeys(ctx.captured.get(function, frozenset())
+                             | ctx.exception_visible.get(function, frozenset()), "nonlocal")
+    declared.update(ctx.globals_of.get(function, {}))
+    return declared
+
+
 def declared_names(function) -> dict:
     """``{name: 'global' | 'nonlocal'}`` for the declarations in `function`'s body."""
-    from autoloop.compiler.passes.base import walk_scope
+    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
     result = {}
     for statement in function.body:
         for node in walk_scope(statement):

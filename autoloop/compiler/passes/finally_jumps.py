@@ -1,0 +1,196 @@
+"""A ``return``, ``break`` or ``continue`` in a ``finally`` block cancels what was pending.
+
+In Python such a jump discards the exception the ``try`` raised, and the
+``return``/``break``/``continue`` the ``try`` (or a handler) was taking. The
+flag passes turn every jump into ``flag = True``, so this happens in two
+steps around them:
+
+- `mark` (before the flag passes) puts a marker statement before each jump
+  of a ``finally`` block that leaves it (a return, or a break/continue of a
+  loop around the ``try``);
+- `FinallyJumps` (after them) replaces each marker by
+  ``finally_jumped = True``. The ``finally`` block first sets aside the jump
+  flags the ``try`` body, handlers and ``else`` may have set (so its own
+  code is not skipped by them) and puts them back at its end unless it
+  jumped itself; a ``with al__.suppress_if(...)`` drops the exception the
+  ``try`` raised when the ``finally`` block jumped::
+
+      for k in ks:                          finally_jumped = False
+          try:                              with al__.suppress_if(lambda: finally_jumped) as finally_block:
+              return k                          try:
+          finally:                                  retval_ = k
+              break                                 do_return = True
+                                                    break_ = True
+                                                finally:
+                                                    al__.entering_finally(finally_block)
+                                                    pending_jumps = (do_return, break_, retval_)
+                                                    do_return, break_, retval_ = (False, False, al__.Undefined('retval_'))
+                                                    finally_jumped = True
+                                                    break_ = True
+                                                    if not finally_jumped:
+                                                        do_return, break_, retval_ = pending_jumps
+
+``finally_jumped`` is read by a closure, so it is a shared name (see
+`analysis.closures`): branches and loops inside the ``finally`` block write
+it back to the function's own binding.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autoloop.compiler import templates
+from autoloop.compiler.passes import undefined
+from autoloop.compiler.passes.base import LOOP_NODES, SCOPE_NODES, StatementPass
+
+
+def mark(tree, ctx):
+    """Put a marker before every jump that leaves a ``finally`` block."""
+    _Marker(ctx).visit(tree)
+    return tree
+
+
+class _InFunctions(StatementPass):
+    """A statement pass that knows the function definitions around the current statement."""
+
+    def __init__(self, ctx, analysis=None):
+        super().__init__(ctx, analysis)
+        self.functions = []
+
+    def visit_FunctionDef(self, node):
+        self.functions.append(node)
+        self.generic_visit(node)
+        self.functions.pop()
+        return node
+
+
+class _Marker(_InFunctions):
+
+    def visit_Try(self, node):
+        self.generic_visit(node)
+        flag = None
+        for block, jump, index in leaving_jumps(node.finalbody):
+            if flag is None:
+                flag = self.ctx.namer.new("finally_jumped")
+                self.ctx.finally_flags[node] = flag
+                self.ctx.exempt_reads.add(flag)
+                function = self.functions[-1]
+                self.ctx.captured[function] = self.ctx.captured.get(function, frozenset()) | {flag}
+            marker = gast.Expr(value=templates.name(flag))
+            block.insert(index, templates.located([marker], jump.lineno)[0])
+        return node
+
+    visit_TryStar = visit_Try
+
+
+def leaving_jumps(statements):
+    """``(block, jump, index)`` of every statement in `statements` that jumps out of them.
+
+    Listed last-first, so inserting before one keeps the other indices valid.
+    """
+    found = []
+
+    def visit(block, in_loop):
+        for index, statement in enumerate(block):
+            if isinstance(statement, gast.Return) or (
+                    isinstance(statement, (gast.Break, gast.Continue)) and not in_loop):
+                found.append((block, statement, index))
+            if isinstance(statement, SCOPE_NODES):
+                continue
+            inner_loop = in_loop or isinstance(statement, LOOP_NODES)
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, field, None)
+                if inner and isinstance(inner[0], gast.stmt):
+                    # a loop's else runs after it: its break/continue are ours
+                    visit(inner, in_loop if field == "orelse" and isinstance(statement, LOOP_NODES)
+                          else inner_loop if field == "body" else in_loop)
+            for handler in getattr(statement, "handlers", None) or []:
+                visit(handler.body, in_loop)
+    visit(statements, False)
+    return list(reversed(found))
+
+
+class FinallyJumps(_InFunctions):
+    def visit_Try(self, node):
+        self.generic_visit(node)
+        flag = self.ctx.finally_flags.get(node)
+        if flag is None:
+            return node
+        jumped = templates.replace("flag = True", flag=flag)
+        node.finalbody = _replace_markers(node.finalbody, flag, jumped)
+        pending = sorted(_flags_set(node.body + node.orelse + node.handlers, self.ctx))
+        self.retvals = set()
+        if pending:
+            node.finalbody = templates.located(self._set_aside(pending, flag, node.finalbody),
+                                               node.finalbody[0].lineno)
+        block = self.ctx.namer.new("finally_block")
+        node.finalbody = templates.located(templates.replace("runtime.entering_finally(block)", block=block,
+                                                             runtime=self.ctx.runtime_name),
+                                           node.finalbody[0].lineno) + node.finalbody
+        statements = templates.located(templates.replace("""
+            flag = False
+            with runtime.suppress_if(lambda: flag) as block:
+                try_statement
+            """, flag=flag, runtime=self.ctx.runtime_name, block=block, try_statement=[node]), node.lineno)
+        # the finally block reads the pending flags and the return value to set them aside,
+        # maybe before the try body bound them
+        undefined.bind_later(self.ctx, self.functions[-1], statements[-1], set(pending) | self.retvals)
+        return statements
+
+    visit_TryStar = visit_Try
+
+    def _set_aside(self, pending, flag, final):
+        """`final` run with the pending jump flags cleared, and restored unless it jumped."""
+        names, cleared = [], []
+        for name in pending:
+            names.append(name)
+            cleared.append(gast.Constant(value=False, kind=None))
+            retval = self.ctx.jump_flags.get(name)
+            if retval is not None:  # a return cancelled by the finally block leaves no value
+                self.retvals.add(retval)
+                names.append(retval)
+                cleared.append(templates.replace_expression(
+                    "runtime.Undefined(label)", runtime=self.ctx.runtime_name,
+                    label=gast.Constant(value=retval, kind=None)))
+        return templates.replace("""
+            saved = flags
+            flags = cleared
+            final
+            if not flag:
+                flags = saved
+            """, saved=self.ctx.namer.new("pending_jumps"), flags=names, flag=flag,
+            cleared=gast.Tuple(elts=cleared, ctx=gast.Load()), final=final)
+
+
+def _flags_set(statements, ctx) -> set:
+    """Jump flags that `statements` may set (``break_ = True``), nested functions excluded."""
+    found = set()
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SCOPE_NODES):
+            continue
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name) and node.targets[0].id in ctx.jump_flags
+                and isinstance(node.value, gast.Constant) and node.value.value is True):
+            found.add(node.targets[0].id)
+        stack.extend(gast.iter_child_nodes(node))
+    return found
+
+
+def _replace_markers(statements, flag, replacement):
+    result = []
+    for statement in statements:
+        if (isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Name)
+                and statement.value.id == flag):
+            result.extend(templates.located(templates.clone(replacement), statement.lineno))
+            continue
+        if not isinstance(statement, SCOPE_NODES):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(statement, field, None)
+                if block and isinstance(block[0], gast.stmt):
+                    setattr(statement, field, _replace_markers(block, flag, replacement))
+            for handler in getattr(statement, "handlers", None) or []:
+                handler.body = _replace_markers(handler.body, flag, replacement)
+        result.append(statement)
+    return result

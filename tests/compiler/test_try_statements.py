@@ -1,0 +1,384 @@
+"""``return``/``raise``/``break``/``continue`` in ``try``/``except``/``else``/``finally`` (issue 7, item 3).
+
+Every combination under Python conditions behaves as plain Python; under
+tensor conditions ``try``/``finally`` works and ``try``/``except`` around or
+inside graph control flow is a NotImplementedError naming the line.
+"""
+
+import itertools
+
+import pytest
+
+import autoloop as al
+from autoloop.compiler import conversion
+from tests.compiler_adversarial.helpers import check, make_function
+
+ACTIONS = {
+    "pass": "trace.append(1)",
+    "return": "return n * 10 + len(trace)",
+    "raise": "raise ValueError('boom')",
+    "raise_other": "raise KeyError('other')",
+    "break": "break",
+    "continue": "continue",
+    "return_call": "return boom(n)",
+}
+IN_LOOP_ONLY = ("break", "continue")
+
+
+def _indent(text, depth):
+    return "\n".join("    " * depth + line for line in text.splitlines())
+
+
+def _program(body, handler, orelse, final, in_loop):
+    """A function whose try statement's clauses do the given actions.
+
+    Each action happens only when ``n % 2 == k % 2`` (on some iterations of
+    the loop, or for some ``n``), so both the jump and falling through run.
+    """
+    def clause(action, depth):
+        text = f"if n % 2 == k % 2:\n    {ACTIONS[action]}\ntrace.append(2)"
+        return _indent(text, depth)
+
+    depth = 2 if in_loop else 1
+    lines = ["try:", clause(body, 1)]
+    if handler is not None:
+        lines += ["except ValueError:", clause(handler, 1)]
+    if orelse is not None:
+        lines += ["else:", clause(orelse, 1)]
+    if final is not None:
+        lines += ["finally:", clause(final, 1)]
+    statement = _indent("\n".join(lines), depth)
+    if in_loop:
+        header = "    for k in range(3):\n        trace.append(k)\n"
+    else:
+        header = "    k = 1\n"
+    return (f"def f(n):\n    trace = []\n{header}{statement}\n"
+            f"    return -len(trace) - n\n")
+
+
+def _combinations():
+    for in_loop in (False, True):
+        usable = [a for a in ACTIONS if in_loop or a not in IN_LOOP_ONLY]
+        bodies = [a for a in usable if not (in_loop and a == "raise_other")]
+        clauses = [None] + [a for a in usable if a not in ("raise_other", "return_call")]
+        for body, handler, orelse, final in itertools.product(bodies, clauses, [None, "return"], clauses):
+            if handler is None and final is None:
+                continue  # not a valid try statement
+            if orelse is not None and handler is None:
+                continue
+            yield body, handler, orelse, final, in_loop
+
+
+COMBINATIONS = list(_combinations())
+
+
+def _outcome(function, n):
+    try:
+        return ("returned", function(n))
+    except Exception as error:  # the program's own errors are outcomes
+        return ("raised", type(error))
+
+
+def boom(n):
+    raise ValueError("boom in a call")
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_every_combination_matches_python(chunk):
+    failures = []
+    for combination in COMBINATIONS[chunk::8]:
+        source = _program(*combination)
+        function = make_function(source, "f", {"boom": boom})
+        converted = conversion.convert(function)
+        # In a loop both n act on some iterations and not on others; outside, only n = 1 acts.
+        for n in (1,) if combination[-1] else (1, 2):
+            expected, got = _outcome(function, n), _outcome(converted, n)
+            if expected != got:
+                failures.append(f"{combination} n={n}: Python {expected}, converted {got}\n{source}")
+    assert not failures, f"{len(failures)} differ; first:\n{failures[0]}"
+
+
+def test_return_value_is_evaluated_before_the_function_returns():
+    function = make_function("""
+        def f(n):
+            try:
+                return boom(n)
+            except ValueError:
+                pass
+            return 1
+        """, "f", {"boom": boom})
+    assert conversion.convert(function)(3) == 1
+
+
+def test_return_in_finally_overrides_the_try():
+    function = make_function("""
+        def f(n):
+            for k in range(3):
+                try:
+                    if k == n:
+                        return 'try'
+                finally:
+                    if k == 1:
+                        return 'finally'
+            return 'end'
+        """, "f")
+    for n in (0, 1, 2, 5):
+        assert conversion.convert(function)(n) == function(n)
+
+
+@pytest.mark.parametrize("pending", ["break", "continue", "return -1", "raise ValueError"])
+@pytest.mark.parametrize("first", ["return 100", "break", "continue"])
+@pytest.mark.parametrize("second", ["continue", "break", "return 200", "pass"])
+def test_two_jumps_in_finally(pending, first, second):
+    function = make_function(f"""
+        def f(a):
+            c = 0
+            for k in range(3):
+                c += 1
+                try:
+                    {pending}
+                finally:
+                    if a + k < 2:
+                        {first}
+                    c += 10
+                    {second}
+            return c
+        """, "f")
+    for a in (-1, 0, 1, 5):
+        assert _outcome(conversion.convert(function), a) == _outcome(function, a), a
+
+
+def test_finally_jump_before_the_try_body_bound_its_flags():
+    function = make_function("""
+        def f(a, c):
+            try:
+                if d < c:
+                    for i in range(a):
+                        return c
+                d = 1
+            finally:
+                return 5
+        """, "f")
+    assert function(3, 1) == 5  # the finally's return discards the UnboundLocalError
+    assert conversion.convert(function)(3, 1) == 5
+
+
+def test_a_finally_that_jumps_around_graph_control_flow_is_not_implemented():
+    # The return in finally would discard an error the graph raises when it runs.
+    function = make_function("""
+        def f(n):
+            try:
+                if n > 2:
+                    raise ValueError('big')
+            finally:
+                return n
+        """, "f")
+    assert function(3) == 3 and conversion.convert(function)(3) == 3
+    with pytest.raises(NotImplementedError, match=r"finally block returns.*line 3"):
+        al.function(function)(al.constant(3))
+
+
+ESCAPING = {
+    # what a loop or branch assigned before an exception left it stays assigned
+    "loop": """
+        def f(n):
+            last = -1
+            try:
+                for x in range(n):
+                    last = x
+                    if x == 2:
+                        raise ValueError('stop')
+            except ValueError:
+                return last * 10
+            return last
+        """,
+    "branch": """
+        def f(n):
+            c = 0
+            try:
+                if n > 1:
+                    c = n
+                    c = boom(n)
+            except ValueError:
+                pass
+            return c
+        """,
+    # a finally block reads a name its try never got to assign (the error left first)
+    "finally_reads_what_the_try_skipped": """
+        def f(n):
+            d = 1
+            try:
+                w = undefined_name
+            except ValueError:
+                w = 0
+            finally:
+                d += d if n != 1 else w
+            return d
+        """,
+    # an error the finally block raises itself is not discarded by its own return
+    "finally_return_raises": """
+        def f(n):
+            try:
+                c = undefined_name
+            finally:
+                return u
+            u = 1
+        """,
+    "finally_return_value_raises": """
+        def f(n):
+            try:
+                pass
+            finally:
+                return boom(n)
+        """,
+    "nested_finally_raises_during_return": """
+        def f(n):
+            for p in (2, 0, 1):
+                try:
+                    pass
+                finally:
+                    try:
+                        return 3
+                    finally:
+                        assert n <= p, 'too big'
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPING))
+def test_errors_escaping_loops_branches_and_finally(name):
+    function = make_function(ESCAPING[name], "f", {"boom": boom})
+    for n in (0, 1, 3):
+        assert _outcome(conversion.convert(function), n) == _outcome(function, n), n
+        assert _outcome(al.function(function), n) == _outcome(function, n), n
+
+
+def test_try_inside_a_graph_branch_catches_its_own_raise():
+    function = make_function("""
+        def safe(x):
+            try:
+                raise ValueError('caught')
+            except ValueError:
+                return x + 1
+
+        def f(n):
+            if n > 0:
+                y = safe(n)
+            else:
+                y = n
+            return y
+        """, "f")
+    assert int(al.function(function)(al.constant(3)).numpy()) == 4
+    assert int(al.function(function)(al.constant(-3)).numpy()) == -3
+
+
+def test_raise_in_a_called_graph_branch_under_try_except_is_not_implemented():
+    function = make_function("""
+        def check(x):
+            if x > 2:
+                raise ValueError('big')
+            return x
+
+        def f(n):
+            try:
+                return check(n)
+            except ValueError:
+                return -1
+        """, "f")
+    assert function(5) == -1 and conversion.convert(function)(5) == -1
+    with pytest.raises(NotImplementedError, match=r"raise ValueError .*line 4.*try statement at line 8"):
+        al.function(function)(al.constant(5))
+
+
+def test_held_back_error_under_a_catching_try_is_not_implemented():
+    # The called function's graph branch holds back an unbound read; the finally block's raise
+    # would replace that error in Python, which a graph cannot do.
+    function = make_function("""
+        def pick(x, y):
+            if x > y:
+                q = y
+            elif x == q:
+                pass
+            return x
+
+        def f(a):
+            try:
+                u = pick(a, a)
+            finally:
+                raise ValueError('from finally')
+        """, "f")
+    with pytest.raises(ValueError):
+        function(2)
+    with pytest.raises(NotImplementedError, match=r"UnboundLocalError that graph control flow holds back"):
+        al.function(function)(al.constant(2))
+
+
+def test_user_locals_whose_assignments_are_unreachable_stay_locals():
+    # The for-else always breaks, so `u = ...` never runs; `u` is still a local.
+    function = make_function("""
+        def f(a, b):
+            while True:
+                for i in range(b):
+                    pass
+                else:
+                    break
+                u = 1
+            return u if a > 100 else a
+        """, "f")
+    assert function(1, 2) == 1 and conversion.convert(function)(1, 2) == 1
+    assert int(al.function(function)(al.constant(1), 2).numpy()) == 1
+
+
+def test_names_set_in_a_try_loop_need_not_be_tensors():
+    # `made` (a lambda) is kept in the function's binding for the handler, not carried by the
+    # graph loop, which could not carry a function.
+    function = make_function("""
+        def f(n):
+            total = 0
+            try:
+                for i in range(n):
+                    made = lambda: i
+                    total += i
+            finally:
+                total += 100
+            return total
+        """, "f")
+    assert int(al.function(function)(al.constant(4)).numpy()) == function(4)
+
+
+def test_try_finally_with_tensor_conditions():
+    function = make_function("""
+        def f(n):
+            total = 0
+            i = 0
+            try:
+                while i < n:
+                    try:
+                        if i > 2:
+                            return total
+                        total += i
+                    finally:
+                        i += 1
+            finally:
+                total += 100
+            return total * 2
+        """, "f")
+    for n in (0, 2, 5):
+        check(function, n)
+
+
+def test_try_except_under_tensor_conditions_is_not_implemented():
+    function = make_function("""
+        def f(n):
+            total = 0
+            try:
+                while total < n:
+                    total += 1
+            except ValueError:
+                total = -1
+            return total
+        """, "f")
+    assert function(3) == 3 and conversion.convert(function)(3) == 3
+    with pytest.raises(NotImplementedError, match=r"try statement .*line 4") as error:
+        al.function(function)(al.constant(3))
+    assert "while loop" in str(error.value)
