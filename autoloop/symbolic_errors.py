@@ -17,11 +17,11 @@ import numbers
 import numpy as np
 
 from autoloop.errors import stopping_conversion
+from autoloop.source_map import expression_at, format_location, location_of, user_frame
 
 
 def index_error(tensor, frame) -> TypeError:
     """The error for a symbolic tensor used as a Python index (``xs[i]``) by code in `frame`."""
-    from autoloop.ops.location import expression_at, format_location, location_of, user_frame
     frame = user_frame(frame)
     expression = expression_at(frame) if frame is not None else None
     where = format_location(location_of(frame)) if frame is not None else "<unknown>"
@@ -46,7 +46,6 @@ def index_error(tensor, frame) -> TypeError:
 
 def value_error(tensor, frame) -> TypeError:
     """The error for ``.numpy()`` (or a conversion to a Python or numpy value) of a symbolic tensor."""
-    from autoloop.ops.location import expression_at, format_location, location_of, user_frame
     frame = user_frame(frame)
     expression = expression_at(frame) if frame is not None else None
     location = location_of(frame) if frame is not None else None

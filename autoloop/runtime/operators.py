@@ -18,13 +18,13 @@ from autoloop.errors import stopping_conversion
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops.dispatch import apply
-from autoloop.ops.location import expression_at, format_location, location_of, user_frame
 from autoloop.ops.logging_ops import print_ as graph_print
 from autoloop.runtime import exceptions, staged_branches, staged_loops
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.specs import to_bool, weak
 from autoloop.runtime.values import is_graph_tensor
+from autoloop.source_map import expression_at, format_location, location_of, user_frame
 
 
 def and_(first, *rest):
