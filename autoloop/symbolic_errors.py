@@ -33,14 +33,19 @@ def index_error(tensor, frame) -> TypeError:
     container, index = ast.unparse(expression.value), ast.unparse(expression.slice)
     value = _lookup(expression.value, frame)
     kind = f"Python {type(value).__name__} " if value is not _UNKNOWN else ""
-    message = (f"`{container}[{index}]` at {where}: `{index}` is a graph tensor: its value is known only "
-               f"when the graph runs, so it cannot index the {kind}`{container}` while tracing")
+    plain = not isinstance(expression.slice, (ast.Slice, ast.Tuple))  # xs[i], not xs[i:j] or xs[i, j]
+    what = f"`{index}` is a graph tensor" if plain else f"an index in `{index}` is a graph tensor"
+    message = (f"`{container}[{index}]` at {where}: {what}: its value is known only when the graph runs, "
+               f"so it cannot index the {kind}`{container}` while tracing")
     made = _as_tensor_expression(value, container)
+    if made is None and value is _UNKNOWN:
+        made = f"autoloop.constant({container})"
+        message += f". If `{container}` is a list of numbers, make it a tensor and "
+    elif made is not None:
+        message += ". Make it a tensor and "
     if made is not None:
-        message += f". Make it a tensor and gather from it: autoloop.gather({made}, {index})"
-    elif value is _UNKNOWN:
-        message += (f". If `{container}` is a list of numbers, make it a tensor and gather from it: "
-                    f"autoloop.gather(autoloop.constant({container}), {index})")
+        message += (f"gather from it: autoloop.gather({made}, {index})" if plain else
+                    f"index that: {made}[{index}]")
     return stopping_conversion(TypeError(message))
 
 

@@ -338,3 +338,59 @@ def test_the_same_function_in_two_files_shows_each_its_own_file():
             traced(*values)
         assert f"at {filename}, line 2" in str(caught.value)
         assert (filename, 2) in [(f.filename, f.lineno) for f in traceback.extract_tb(caught.value.__traceback__)]
+
+
+def test_a_slice_of_a_list_by_graph_tensors_suggests_slicing_a_tensor():
+    sliced = _function("""
+        def f(i, j):
+            xs = [1.0, 2.0, 3.0, 4.0]
+            return xs[i:j]
+        """)
+    with pytest.raises(TypeError) as caught:
+        al.function(sliced)(al.constant(1), al.constant(3))
+    assert str(caught.value).endswith("an index in `i:j` is a graph tensor: its value is known only when the "
+                                      "graph runs, so it cannot index the Python list `xs` while tracing. Make "
+                                      "it a tensor and index that: autoloop.constant(xs)[i:j]")
+    fixed = _function("""
+        def f(i, j):
+            xs = [1.0, 2.0, 3.0, 4.0]
+            return al.constant(xs)[i:j]
+        """)
+    np.testing.assert_allclose(al.function(fixed)(al.constant(1), al.constant(3)).numpy(), [2.0, 3.0])
+
+
+def _frame_names(source, calls):
+    """The names of the frames at the user's lines of the errors that `calls` of `source`'s functions raise."""
+    names = []
+    for name in calls:
+        function = make_function(source, name, {"al": al})
+        with pytest.raises(BranchTypeError) as caught:
+            al.function(function)(al.constant(1))
+        filename = function.__code__.co_filename
+        names.append([f.name for f in traceback.extract_tb(caught.value.__traceback__) if f.filename == filename])
+    return names
+
+
+MISMATCH = """
+def {name}(x):
+    if x > 0:
+        y = al.constant(1)
+    else:
+        y = al.constant(1.0)
+    return y
+"""
+
+
+def test_frame_names_follow_the_source_as_it_is_now():
+    """The names come from the source each error's file holds: a new file, a changed text, another
+    function, in any order, and several threads at once, each get their own."""
+    assert _frame_names(MISMATCH.format(name="first"), ["first"]) == [["first"]]
+    assert _frame_names(MISMATCH.format(name="second"), ["second"]) == [["second"]]
+    both = MISMATCH.format(name="first") + MISMATCH.format(name="second")
+    assert _frame_names(both, ["second", "first"]) == [["second"], ["first"]]
+
+    import concurrent.futures
+    sources = [MISMATCH.format(name=f"f{n}") for n in range(8)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda n: _frame_names(sources[n], [f"f{n}"]), range(8)))
+    assert found == [[[f"f{n}"]] for n in range(8)]
