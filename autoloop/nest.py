@@ -141,6 +141,31 @@ def _describe(structure):
     return repr(map_structure_up_to_leaves(structure))
 
 
+def describe_structures(first, second) -> tuple:
+    """Two different structures in words, for error messages; the dotted form where words are not enough.
+
+        >>> describe_structures((1, 2), 3)
+        ('a tuple of 2 values', 'a single value')
+        >>> describe_structures((1, (2, 3)), (1, 2))
+        ('a tuple of 2 values (., (., .))', 'a tuple of 2 values (., .)')
+    """
+    words = (_in_words(first), _in_words(second))
+    if words[0] != words[1]:
+        return words
+    return tuple(f"{word} {_describe(structure)}" for word, structure in zip(words, (first, second)))
+
+
+def _in_words(structure) -> str:
+    if not is_nested(structure):
+        return "a single value"
+    if isinstance(structure, dict):
+        keys = ", ".join(repr(key) for key in structure)
+        return f"a {type(structure).__name__} with the keys {keys}" if structure else "an empty dict"
+    kind = f"{type(structure).__name__} namedtuple" if is_namedtuple(structure) else type(structure).__name__
+    count = f"{len(structure)} value{'s' if len(structure) != 1 else ''}"
+    return f"a {kind} of {count}"
+
+
 def map_structure_up_to_leaves(structure):
     """`structure` with every leaf shown as a dot, for error messages."""
     if not is_nested(structure):

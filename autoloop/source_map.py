@@ -4,11 +4,24 @@ The compiler registers a map for every function it emits, and forgets it
 when the emitted code is freed; anything that reports a location (graph
 nodes, error frames) translates through here, so users see their own file
 and line, never generated code.
+
+Messages that name the user's variables find the user's frame (skipping
+autoloop's own) and read the expression it is evaluating from its source,
+by the columns of the instruction that runs:
+
+    frame = user_frame(sys._getframe(1))
+    expression_at(frame)      # the ast node of `xs[i]`
+    location_of(frame)        # ("model.py", 12)
 """
 
 from __future__ import annotations
 
+import ast
+import linecache
+import os
+
 _MAPS: dict[str, dict[int, tuple[str, int]]] = {}
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def register(generated_filename: str, line_map: dict[int, tuple[str, int]]) -> dict:
@@ -33,3 +46,46 @@ def lookup(filename: str, lineno: int):
 
 def is_generated(filename: str) -> bool:
     return filename in _MAPS
+
+
+def format_location(location) -> str:
+    if location is None:
+        return "<unknown>"
+    return f"{location[0]}:{location[1]}"
+
+
+def user_frame(frame):
+    """The innermost frame, from `frame` outwards, that runs the user's code or code generated from it."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_generated(filename) or not filename.startswith((_PACKAGE_DIR, "<frozen")):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def location_of(frame):
+    """The user's ``(file, line)`` of `frame` (a generated line mapped back), or None."""
+    filename = frame.f_code.co_filename
+    if is_generated(filename):
+        return lookup(filename, frame.f_lineno)
+    return filename, frame.f_lineno
+
+
+def expression_at(frame):
+    """The expression `frame` is evaluating now (an `ast.expr`), read from its source, or None."""
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except IndexError:
+        return None
+    first, last, start, end = positions
+    lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
+    if None in positions or last > len(lines):
+        return None
+    text = [line.encode() for line in lines[first - 1:last]]
+    text[-1] = text[-1][:end]
+    text[0] = text[0][start:]
+    try:
+        return ast.parse("(" + b"".join(text).decode() + ")", mode="eval").body
+    except (SyntaxError, UnicodeDecodeError):
+        return None

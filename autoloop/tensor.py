@@ -14,6 +14,8 @@ inside one it adds a node (eager inputs become constants).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from autoloop import dtypes
@@ -96,9 +98,8 @@ class Tensor:
     # -- eager values ------------------------------------------------------
     def numpy(self):
         if self._value is not None:
-            raise TypeError(
-                f"{self.name} is a symbolic tensor of a graph being traced; it has no value "
-                f"until the graph runs. Return it from the traced function to get its value.")
+            from autoloop.symbolic_errors import value_error
+            raise value_error(self, sys._getframe(1))
         return self._numpy
 
     def __array__(self, dtype=None, copy=None):
@@ -112,6 +113,9 @@ class Tensor:
         return bool(self._numpy)
 
     def __index__(self):
+        if self._value is not None and self.dtype.is_integer:
+            from autoloop.symbolic_errors import index_error
+            raise index_error(self, sys._getframe(1))
         if self._value is not None or not self.dtype.is_integer:
             raise TypeError(f"only eager integer scalar tensors can be used as an index, got {self!r}")
         return int(self._numpy)

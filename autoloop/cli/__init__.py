@@ -14,9 +14,11 @@ false and null stay Python values. A function decorated with
 ``@autoloop.function(...)`` runs with its own options; ``--backend`` picks
 where the graph runs (``numpy``, or ``jax``: ``graph`` then also prints the
 program lowered to JAX). Bad input (missing
-file, unknown function, syntax error, unsupported construct) prints one line
-on stderr and exits with status 2; an error raised by the user's function
-exits with status 1; Ctrl-C exits with status 130. Each such line ends with
+file, unknown function, syntax error, unsupported construct) and a program
+that breaks a rule of graphs (a variable whose dtype or structure differs
+between paths, ``.numpy()`` of a graph tensor, a Python list indexed by one)
+print one line on stderr and exit with status 2; an error raised by the
+user's function exits with status 1; Ctrl-C exits with status 130. Each such line ends with
 the user's ``file:line`` when one is known. ``--debug`` shows tracebacks.
 """
 
@@ -98,10 +100,19 @@ def main(argv=None) -> int:
         return _fail(arguments, error, EXIT_BAD_INPUT, describe_type=False)
     except (SyntaxError, NotImplementedError, FileNotFoundError, ImportError) as error:
         return _fail(arguments, error, EXIT_BAD_INPUT)
-    except Exception as error:  # the user's function failed: still one line
-        from autoloop.compiler.parse import SourceNotFoundError
-        code = EXIT_BAD_INPUT if isinstance(error, SourceNotFoundError) else EXIT_FAILED
-        return _fail(arguments, error, code)
+    except Exception as error:  # the user's function failed, or breaks a graph rule: still one line
+        return _fail(arguments, error, EXIT_BAD_INPUT if _breaks_graph_rules(error) else EXIT_FAILED)
+
+
+def _breaks_graph_rules(error) -> bool:
+    """Whether `error` says the program cannot become a graph (exit status 2), not that it failed (1):
+    its source cannot be found, or autoloop refused it while converting or tracing (a variable
+    whose dtype or structure differs between paths, ``.numpy()`` of a graph tensor, ...)."""
+    from autoloop.compiler.parse import SourceNotFoundError
+    from autoloop.errors import FailedPreconditionError, InvalidArgumentError, stops_conversion
+    if isinstance(error, SourceNotFoundError):
+        return True
+    return stops_conversion(error) and not isinstance(error, (InvalidArgumentError, FailedPreconditionError))
 
 
 def _fail(arguments, error, code, describe_type=True) -> int:
@@ -125,15 +136,18 @@ def _json_arguments(texts):
 
 def _call_arguments(function, values):
     """JSON values as call arguments: numbers and lists become tensors, unless an
-    ``input_signature`` is there to convert them to its dtypes."""
+    ``input_signature`` is there to convert them to its dtypes. Arguments that do not fit the
+    parameters or the signature are a `BadInput` at the function's definition."""
     import autoloop
-    if function.input_signature is not None:
-        return values
-    result = []
-    for value in values:
-        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        result.append(autoloop.constant(value) if is_number or isinstance(value, list) else value)
-    return result
+    if function.input_signature is None:
+        values = [autoloop.constant(value) if isinstance(value, list) or
+                  isinstance(value, (int, float)) and not isinstance(value, bool) else value for value in values]
+    if values or function.input_signature is None:  # (no arguments: the signature alone is traced)
+        try:
+            function._bind(values, {})  # the call's own check, before anything is traced
+        except (TypeError, ValueError) as error:
+            raise BadInput(str(error), targets.definition(function)) from None
+    return values
 
 
 def _as_function(target, backend=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import types
 
 
 def format_result(result) -> str:
@@ -21,10 +22,12 @@ def format_result(result) -> str:
 
 
 def format_explanation(function, decisions, converted=True) -> str:
-    """One line per loop and branch of the user's function (and of functions it called).
+    """One line per loop and branch of the user's function and of the functions it calls.
 
-    `converted` is False for a function with ``autograph=False``: its
-    statements all ran as plain Python while tracing.
+    Statements no trace reached say so; a called function with loops or
+    branches that no trace reached gets one line saying that. `converted` is
+    False for a function with ``autograph=False``: its statements all ran as
+    plain Python while tracing.
     """
     from autoloop.compiler import parse
     filename = function.__code__.co_filename
@@ -35,8 +38,10 @@ def format_explanation(function, decisions, converted=True) -> str:
         seen.setdefault(key, (decision.statement, set()))[1].add(f"{verdict} ({decision.reason})")
     unreached = "not reached while tracing" if converted else \
         "ran as Python (the function has autograph=False, so it is not converted)"
-    for line, statement in _control_statements(parse, function):
+    for line, statement in _control_statements(parse.parse_function(function)):
         seen.setdefault((filename, line), (statement, {unreached}))
+    if converted:
+        _add_called_functions(parse, function, seen)
     lines = []
     for (file, line), (statement, verdicts) in sorted(seen.items(), key=lambda item: (item[0][0] != filename, item[0])):
         where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
@@ -45,14 +50,62 @@ def format_explanation(function, decisions, converted=True) -> str:
     return "\n".join(lines) if lines else "no loops or branches"
 
 
-def _control_statements(parse, function):
+def _control_statements(parsed):
+    """``(line, kind)`` of every loop and ``if`` in a parsed function."""
     import gast
-    parsed = parse.parse_function(function)
     kinds = {gast.While: "while loop", gast.For: "for loop", gast.If: "if statement"}
     for node in gast.walk(parsed.node):
         kind = kinds.get(type(node))
         if kind is not None:
             yield parsed.source.user_line(node), kind
+
+
+def _add_called_functions(parse, function, seen):
+    """Into `seen`: the loops and branches of the user functions `function` calls (by name, at any
+    depth) that no trace reached, or one line for such a function that no trace reached at all."""
+    done = {function}
+    pending = [function]
+    while pending:
+        caller = pending.pop()
+        for callee, call_line in _called_user_functions(parse, caller):
+            if callee in done:
+                continue
+            done.add(callee)
+            try:
+                parsed = parse.parse_function(callee)
+            except (parse.SourceNotFoundError, NotImplementedError, SyntaxError):
+                continue
+            statements = list(_control_statements(parsed))
+            file = callee.__code__.co_filename
+            if any((file, line) in seen for line, _ in statements):
+                for line, statement in statements:
+                    seen.setdefault((file, line), (statement, {"not reached while tracing"}))
+                pending.append(callee)
+            elif statements:
+                where = "line" if file == caller.__code__.co_filename else os.path.basename(caller.__code__.co_filename) + ":"
+                seen[(file, parsed.source.user_line(parsed.node))] = (
+                    f"function {callee.__name__}", {f"called at {where} {call_line} but not reached while "
+                                                    f"tracing, so its loops and branches are not listed"})
+
+
+def _called_user_functions(parse, function):
+    """``(function, line)`` for each call in `function` to a name that holds a user function."""
+    import gast
+
+    from autoloop.compiler import conversion
+    parsed = parse.parse_function(function)
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__ or ()))
+    for node in gast.walk(parsed.node):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        name = node.func.id
+        try:
+            value = cells[name].cell_contents if name in cells else function.__globals__.get(name)
+        except ValueError:  # an empty cell
+            continue
+        value = getattr(value, "python_function", value)  # an autoloop.Function
+        if isinstance(value, types.FunctionType) and not conversion.is_library(value):
+            yield value, parsed.source.user_line(node)
 
 
 def format_gradients(graph, filename=None) -> str:

@@ -66,6 +66,7 @@ def error_line(error: BaseException, describe_type: bool) -> str:
     else:
         text = str(error).splitlines()[0] if str(error) else ""
         message = f"{type(error).__name__}: {text}" if describe_type else text
+    message = message.replace(os.getcwd() + os.sep, "")  # paths as the command line was given them
     location = user_location(error)
     if location is None:
         return message

@@ -74,6 +74,12 @@ class ConversionContext:
     - `exempt_reads`: generated names whose reads are never checked for
       definedness (the return value, read through `return_value`; the
       jump flags).
+    - `guards`: an ``if`` the flag passes made -> ``(jump, lines)`` or
+      ``("return", lines, retval)``: it runs what follows the ``return``,
+      ``break`` or ``continue`` statements at the user's `lines` only when
+      none of them ran (``if not do_return:``). The runtime names the jump
+      in its messages instead of an ``if`` the user never wrote, and
+      ``--explain`` does not list it.
     """
 
     source: SourceInfo
@@ -83,6 +89,8 @@ class ConversionContext:
     unsupported: dict = dataclasses.field(default_factory=dict)
     appended_lists: dict = dataclasses.field(default_factory=dict)
     exempt_reads: set = dataclasses.field(default_factory=set)
+    guards: dict = dataclasses.field(default_factory=dict)
+    return_breaks: set = dataclasses.field(default_factory=set)  # the breaks a return in a loop became
     globals_of: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> declared global/nonlocal names
     captured: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names its closures capture
     exception_visible: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names set in try's control flow

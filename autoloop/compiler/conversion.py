@@ -144,11 +144,12 @@ def _is_library_module(module_name, filename) -> bool:
 # -- converting ------------------------------------------------------------------------------
 
 class _ConvertedCode:
-    """What converting one code object produced."""
+    """What converting one code object produced, from the source in `user_file`."""
 
-    def __init__(self, emitted, name):
+    def __init__(self, emitted, name, user_file):
         self.emitted = emitted
         self.name = name
+        self.user_file = user_file
 
 
 # Freed with its code object (a _ConvertedCode refers only to the converted code). A function's
@@ -178,7 +179,9 @@ def _resolver(fn):
 def convert_code(fn) -> _ConvertedCode:
     """Parse, transform and emit `fn`'s code (cached per code object)."""
     cached = _CODES.get(fn.__code__)
-    if cached is not None:
+    # Code objects compare equal without their file: the same function in two files must not
+    # share one conversion, whose source map points at one of them.
+    if cached is not None and cached.user_file == fn.__code__.co_filename:
         return cached
     result = _convert_uncached(fn)
     _CODES[fn.__code__] = result
@@ -197,7 +200,7 @@ def _convert_uncached(fn) -> _ConvertedCode:
     ctx.has_nested_scopes = any(isinstance(constant, types.CodeType) for constant in fn.__code__.co_consts)
     node = transform(node, ctx)
     emitted = emit.emit(node, ctx, fn.__code__.co_freevars)
-    return _ConvertedCode(emitted, node.name)
+    return _ConvertedCode(emitted, node.name, fn.__code__.co_filename)
 
 
 def converted_source(fn) -> str:

@@ -49,7 +49,12 @@ def clone(node):
 
 @functools.lru_cache(maxsize=None)
 def _parsed(template: str):
-    return gast.ast_to_gast(ast.parse(textwrap.dedent(template).strip()))
+    tree = gast.ast_to_gast(ast.parse(textwrap.dedent(template).strip()))
+    for node in gast.walk(tree):
+        for attribute in node._attributes:  # a template's own lines mean nothing in the user's file:
+            if hasattr(node, attribute):     # `located` gives generated statements the user's line
+                delattr(node, attribute)
+    return tree
 
 
 def replace(template: str, **replacements) -> list:

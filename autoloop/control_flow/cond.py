@@ -16,7 +16,7 @@ from __future__ import annotations
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import type_key
 from autoloop.control_flow.loop_vars import LoopVars
-from autoloop.errors import LoopVariableTypeError
+from autoloop.errors import BranchTypeError
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import convert, graph_value
@@ -84,22 +84,22 @@ def _check_branches(true_structure, false_structure, true_out, false_out):
     try:
         nest.assert_same_structure(true_structure, false_structure, check_types=False)
     except (ValueError, TypeError):
-        raise LoopVariableTypeError(
+        returned = nest.describe_structures(true_structure, false_structure)
+        raise BranchTypeError(
             f"true_fn and false_fn must return the same nested structure, but true_fn returned "
-            f"{nest.map_structure_up_to_leaves(true_structure)!r} and false_fn returned "
-            f"{nest.map_structure_up_to_leaves(false_structure)!r}") from None
+            f"{returned[0]} and false_fn returned {returned[1]}") from None
     if true_out is None or false_out is None:
         if (true_out is None) != (false_out is None):
-            raise LoopVariableTypeError("one branch returned values and the other returned None")
+            raise BranchTypeError("one branch returned values and the other returned None")
         return
     for label, t, f in zip(true_out.labels, true_out.leaves, false_out.leaves):
         if type_key(t) != type_key(f):
-            raise LoopVariableTypeError(
+            raise BranchTypeError(
                 f"{label} is a {_kind(t)} in the true branch but a {_kind(f)} in the false branch; "
                 f"both branches must give it the same type and dtype (use autoloop.cast)")
     for label, t, f in zip(true_out.component_labels(), true_out.components(), false_out.components()):
         if t.dtype is not f.dtype:
-            raise LoopVariableTypeError(
+            raise BranchTypeError(
                 f"{label} is {t.dtype.name} in the true branch but {f.dtype.name} in the false branch; "
                 f"both branches must give it the same dtype (use autoloop.cast)")
 

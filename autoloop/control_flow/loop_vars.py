@@ -13,6 +13,7 @@ import re
 from autoloop import nest
 from autoloop.control_flow.composite import (
     as_loop_value, components_of, describe_kind, rebuild, type_key)
+from autoloop.control_flow.dtype_origin import why_dtype
 from autoloop.errors import LoopVariableTypeError, ShapeInvariantError
 from autoloop.shapes import TensorShape
 
@@ -114,11 +115,11 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
         nest.assert_same_structure(before.structure, after_structure, check_types=False)
     except (ValueError, TypeError) as error:
         which, old, new = _first_difference(before.structure, after_structure, names)
+        old, new = nest.describe_structures(old, new)
         raise LoopVariableTypeError(
-            f"{which} must keep its nested structure across iterations: it enters the loop as "
-            f"{nest.map_structure_up_to_leaves(old)!r} but is "
-            f"{nest.map_structure_up_to_leaves(new)!r} after one iteration "
-            f"({str(error).splitlines()[-1]}). Give it its final structure before the loop.") from None
+            f"{which} must keep its nested structure across iterations: it enters the loop as {old} but "
+            f"is {new} after one iteration ({str(error).splitlines()[-1]}). Give it its final structure "
+            f"before the loop.") from None
     after = LoopVars(after_structure, names)
     for label, old, new in zip(before.labels, before.leaves, after.leaves):
         if type_key(old) != type_key(new):
@@ -129,10 +130,13 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
     labels = before.component_labels()
     for label, old, new, invariant in zip(labels, before.components(), after.components(), invariants):
         if old.dtype is not new.dtype:
+            why = why_dtype(new, wanted=old.dtype)
             raise LoopVariableTypeError(
                 f"loop variable {label} enters the loop as {old.dtype.name} but is {new.dtype.name} after "
-                f"one iteration; a loop variable must keep its dtype. Initialize it with the dtype it "
-                f"has in the loop, or cast it back with autoloop.cast(..., autoloop.{old.dtype.name}).")
+                f"one iteration; a loop variable must keep its dtype. " + (
+                    f"{why[0].upper()}{why[1:]}." if why else
+                    f"Initialize it with the dtype it has in the loop, or cast it back with "
+                    f"autoloop.cast(..., autoloop.{old.dtype.name})."))
         if not new.shape.is_subtype_of(invariant):
             relaxed = invariant.most_specific_compatible_shape(new.shape)
             raise ShapeInvariantError(

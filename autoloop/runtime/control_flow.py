@@ -90,18 +90,27 @@ def _guarded_iterations(iterator, loop_body, state, names, extra_test, unsupport
         test = extra_test(*state)
         state = staged_branches.staged_if(test, lambda *s: pack(loop_body(item, *s), names),
                                           lambda *s: s, names, state, location=location,
-                                          unsupported=unsupported, packed=True, entries=state)
+                                          unsupported=unsupported, packed=True, entries=state,
+                                          guard=("break", ()))
     return state
 
 
-def if_stmt(test, if_true, if_false, names, inputs=(), *, unsupported=None):
-    """Run or stage ``if test: if_true(*inputs) else: if_false(*inputs)``."""
+def if_stmt(test, if_true, if_false, names, inputs=(), *, unsupported=None, guard=None):
+    """Run or stage ``if test: if_true(*inputs) else: if_false(*inputs)``.
+
+    A `guard` marks an ``if`` that conversion wrote to skip the code after a
+    ``return``, ``break`` or ``continue`` (``('break', (12,))``): messages
+    name that jump, and ``--explain`` does not list it.
+    """
     if is_graph_tensor(test):
-        _record("if statement", True, "its condition is a Tensor")
+        if guard is None:
+            _record("if statement", True, "its condition is a Tensor")
         return unpack(staged_branches.staged_if(test, if_true, if_false, names, tuple(inputs),
-                                                location=caller_location(), unsupported=unsupported),
+                                                location=caller_location(), unsupported=unsupported,
+                                                guard=guard),
                       names)
-    _record("if statement", False, f"its condition is {explain.describe_value(test)}")
+    if guard is None:
+        _record("if statement", False, f"its condition is {explain.describe_value(test)}")
     if test:
         return if_true(*inputs)
     if if_false is None:

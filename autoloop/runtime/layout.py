@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 
 from autoloop import dtypes, nest
+from autoloop.control_flow.dtype_origin import why_dtype
 from autoloop.control_flow.tensor_array import TensorArray
-from autoloop.errors import LoopVariableTypeError, stopping_conversion
+from autoloop.errors import BranchTypeError, LoopVariableTypeError, stopping_conversion
 from autoloop.ops import api
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import describe, raise_from_user
@@ -42,13 +43,58 @@ MISSING = object()  # a branch output whose value before the statement is not kn
 
 @dataclasses.dataclass(frozen=True)
 class Statement:
-    """The statement being staged, for messages: ``the while loop at model.py:12``."""
+    """The statement being staged, for messages: ``the while loop at model.py:12``.
+
+    A `guard` is the ``if`` conversion put after a ``return``, ``break`` or
+    ``continue`` to skip the code that follows it: ``(jump, lines)``, or
+    ``("return", lines, retval)`` naming the variable that holds the return
+    value. Messages then speak of that jump, never of an ``if`` the user did
+    not write:
+
+        'y' is float32 where the break at line 7 did not run and int32 where the break at line 7 ran
+    """
 
     what: str  # "while loop", "for loop", "if statement"
     location: tuple | None
+    guard: tuple | None = None
 
     def __str__(self):
+        if self.guard is not None:
+            return f"the code after {self._jumps()} (at {describe(self.location)})"
         return f"the {self.what} at {describe(self.location)}"
+
+    @property
+    def sides(self) -> tuple:
+        """How messages name the two paths of an ``if``: (taken, not taken)."""
+        if self.guard is None:
+            return ("in the if branch", "in the else branch")
+        jump, lines = self.guard[:2]
+        if not lines:
+            return (f"where no {jump} ran", f"where a {jump} ran")
+        if len(lines) == 1:
+            return (f"where the {jump} at line {lines[0]} did not run", f"where the {jump} at line {lines[0]} ran")
+        jumps = self._jumps()
+        return (f"where none of {jumps} ran", f"where one of {jumps} ran")
+
+    @property
+    def of(self) -> str:
+        """What follows the paths in a message: `` of the if statement at ...`` (a guard's paths say it all)."""
+        return "" if self.guard is not None else f" of {self}"
+
+    def subject(self, name: str) -> str:
+        """How messages name variable `name`: ``'y'``, or ``the return value``."""
+        if self.guard is not None and self.guard[2:] == (name,):
+            return "the return value"
+        return f"'{name}'"
+
+    def _jumps(self) -> str:
+        jump, lines = self.guard[:2]
+        if not lines:
+            return f"a {jump}"
+        if len(lines) == 1:
+            return f"the {jump} at line {lines[0]}"
+        plural = " or ".join(f"{word}s" for word in jump.split(" or "))
+        return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"
 
     @property
     def location_text(self) -> str:
@@ -373,7 +419,8 @@ def _list_spec(name, outcomes, statement) -> LeafSpec:
     try:
         return unify(name, items, "")
     except SpecError:
-        statement.fail(LoopVariableTypeError(
+        error_type = LoopVariableTypeError if statement.is_loop else BranchTypeError
+        statement.fail(error_type(
             f"'{name}' is a list that {statement} appends items of different dtypes to; a list built in "
             f"graph control flow holds one dtype: cast the items (autoloop.cast)"))
 
@@ -402,38 +449,59 @@ def _reject_kinds(name, outcomes, others, statement):
     rest = [(label, v) for label, v in outcomes if v is not odd]
     other_label, other = rest[0] if rest else (odd_label, odd)
     what = statement.what.split()[-1]
-    if odd is None or other is None:
+    subject = statement.subject(name)
+    if subject == "the return value":
+        hint = "return a tensor on every path"
+    elif odd is None or other is None:
         hint = (f"assign '{name}' a tensor (not None) on every path, or set it before the {what} to "
                 f"the tensor it will hold")
     else:
         hint = (f"graph control flow carries tensors only: make '{name}' a tensor on every path, or "
                 f"leave it unchanged by the {what}")
     statement.fail(ValueError(
-        f"'{name}' is {kind_name(odd)} {odd_label} and {kind_name(other)} {other_label} of {statement}, "
+        f"{subject} is {kind_name(odd)} {odd_label} and {kind_name(other)} {other_label}{statement.of}, "
         f"so the graph {'loop' if statement.is_loop else 'cond'} cannot learn one dtype for it; {hint}"))
 
 
 def _reject_dtypes(name, entry, defined, statement, error):
+    subject = statement.subject(name)
+    every = "every return" if subject == "the return value" else "every path"
     if error.structures is not None:
-        first, other = (nest.map_structure_up_to_leaves(s) for s in error.structures)
+        first, other = nest.describe_structures(*error.structures)
         if statement.is_loop:
             statement.fail(LoopVariableTypeError(
                 f"loop variable '{name}' must keep its nested structure across iterations: it enters "
-                f"{statement} as {first!r} but is {other!r} after one iteration. Give it its final "
+                f"{statement} as {first} but is {other} after one iteration. Give it its final "
                 f"structure before the loop."))
-        statement.fail(LoopVariableTypeError(
-            f"'{name}' has the nested structure {first!r} {defined[0][0]} and {other!r} "
-            f"{defined[-1][0]} of {statement}; every path must give it the same structure"))
+        statement.fail(BranchTypeError(
+            f"{subject} is {first} {defined[0][0]} and {other} {defined[-1][0]}{statement.of}; "
+            f"{every} must give {'it ' if every == 'every path' else ''}the same structure"))
     if statement.is_loop and isinstance(entry, Tensor):
         found = next((v for _, v in defined if _dtype_of(v) is not entry.dtype), None)
+        why = why_dtype(found, wanted=entry.dtype)
         statement.fail(LoopVariableTypeError(
             f"loop variable '{name}' enters {statement} as {entry.dtype.name} but is "
-            f"{_dtype_name(found)} after one iteration; a loop variable must keep its dtype. Initialize "
-            f"it with the dtype it has in the loop, or cast it back with autoloop.cast(..., "
-            f"autoloop.{entry.dtype.name})"))
-    statement.fail(LoopVariableTypeError(
-        f"'{name}' is {_describe_paths(defined)} of {statement}; every path must give it the same "
-        f"dtype (use autoloop.cast)"))
+            f"{_dtype_name(found)} after one iteration; a loop variable must keep its dtype. " + (
+                f"{why[0].upper()}{why[1:]}" if why else
+                f"Initialize it with the dtype it has in the loop, or cast it back with "
+                f"autoloop.cast(..., autoloop.{entry.dtype.name})")))
+    error_type = LoopVariableTypeError if statement.is_loop else BranchTypeError
+    statement.fail(error_type(
+        f"{subject} is {_describe_paths(defined)}{statement.of}; {every} must give "
+        f"{'it ' if every == 'every path' else ''}the same dtype{_why_dtypes(defined)}"))
+
+
+def _why_dtypes(defined) -> str:
+    """``: <why one path's dtype is what it is>`` when an op explains it (see `why_dtype`), else
+    the general advice."""
+    dtypes_found = [_dtype_of(v) for _, v in defined]
+    for (_, value), dtype in zip(defined, dtypes_found):
+        others = [d for d in dtypes_found if d is not None and d is not dtype]
+        why = why_dtype(value.value if isinstance(value, MaybeUndefined) else value,
+                        wanted=others[0] if others else None)
+        if why:
+            return f": {why}"
+    return " (use autoloop.cast)"
 
 
 def _dtype_of(value):

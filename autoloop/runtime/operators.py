@@ -7,10 +7,14 @@ deciding operand); symbolic tensors become graph ops.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import operator
+import sys
 
+from autoloop.compiler.passes.calls import as_written
 from autoloop.control_flow.tensor_array import TensorArray
+from autoloop.errors import stopping_conversion
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops.dispatch import apply
@@ -20,6 +24,7 @@ from autoloop.runtime.lists import TensorList
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.runtime.specs import to_bool, weak
 from autoloop.runtime.values import is_graph_tensor
+from autoloop.source_map import expression_at, format_location, location_of, user_frame
 
 
 def and_(first, *rest):
@@ -116,7 +121,40 @@ def range_(*args):
                 raise TypeError(f"range() needs integer bounds, got a {bound.dtype.name} tensor "
                                 f"({bound.name}); cast it with autoloop.cast(..., autoloop.int32)")
         return staged_loops.TensorRange(*(operator.index(a) if not is_graph_tensor(a) else a for a in args))
+    if None in args:
+        raise _unknown_bound(args.index(None), user_frame(sys._getframe(1)))
     return builtins.range(*(operator.index(a) for a in args))
+
+
+def _unknown_bound(position, frame):
+    """The error for ``range(x.shape[0])`` where that dimension is not known while tracing (None)."""
+    call = as_written(expression_at(frame))
+    where = format_location(location_of(frame))
+    if not (isinstance(call, ast.Call) and position < len(call.args)):
+        return stopping_conversion(TypeError(f"range() at {where} got None for a bound; it needs integers"))
+    written, argument = ast.unparse(call), call.args[position]
+    text, tensor = ast.unparse(argument), _shape_of(argument)
+    if tensor is None:
+        return stopping_conversion(TypeError(f"{written} at {where}: `{text}` is None; range needs integers"))
+    call.args[position] = ast.parse(f"autoloop.shape({ast.unparse(tensor)})[{ast.unparse(argument.slice)}]",
+                                    mode="eval").body
+    return stopping_conversion(TypeError(
+        f"{written} at {where}: `{text}` is None: that dimension of `{ast.unparse(tensor)}` is not known "
+        f"while tracing (its static shape has None there). Use its size when the graph runs, a tensor: "
+        f"{ast.unparse(call)}"))
+
+
+def _shape_of(node):
+    """`x` when `node` is ``x.shape[k]`` or ``x.get_shape()[k]``, else None."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    value = node.value
+    if isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "get_shape":
+        return value.func.value
+    if isinstance(value, ast.Attribute) and value.attr == "shape":
+        return value.value
+    return None
 
 
 def match_subject(subject):

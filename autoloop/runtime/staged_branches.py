@@ -18,7 +18,7 @@ import numbers
 
 from autoloop import dtypes, nest
 from autoloop.control_flow.cond import staged_cond
-from autoloop.errors import LoopVariableTypeError
+from autoloop.errors import BranchTypeError
 from autoloop.ops import api
 from autoloop.runtime import trace as traces
 from autoloop.runtime.exceptions import AlwaysRaises
@@ -33,7 +33,6 @@ from autoloop.runtime.values import is_graph_tensor, is_python_scalar
 from autoloop.tensor import Tensor
 
 _MAX_ATTEMPTS = 4
-_SIDES = ("in the if branch", "in the else branch")
 
 
 class _Raises:
@@ -52,13 +51,14 @@ class _Misfit(Exception):
 
 
 def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsupported=None,
-              packed=False, entries=None):
+              packed=False, entries=None, guard=None):
     """A graph cond for ``if test: if_true(*inputs) else: if_false(*inputs)``.
 
     With `packed`, the branches return state tuples already; `entries`, when
-    given, are the outputs' values before the statement.
+    given, are the outputs' values before the statement. A `guard` says the
+    ``if`` is conversion's own, after a jump (see `layout.Statement`).
     """
-    statement = Statement("if statement", location)
+    statement = Statement("if statement", location, guard)
     reject_unsupported(unsupported, statement)
     names, inputs = tuple(names), tuple(inputs)
     copies = Copies()
@@ -110,7 +110,7 @@ def _stage(test, run_true, run_false, names, entries, layout, statement, copies)
             return _cond(test, run_true, run_false, None, names, copies)
         except _Misfit as misfit:
             outcomes = misfit.both
-        except LoopVariableTypeError:
+        except BranchTypeError:
             pass
         if outcomes is None or any(isinstance(values, _Raises) for values in outcomes):
             outcomes = _scratch_outcomes(run_true, run_false, names, test)
@@ -147,7 +147,7 @@ def _scratch_outcomes(run_true, run_false, names, test):
 def _plan(names, entries, outcomes, statement, copies):
     slots = []
     for position, name in enumerate(names):
-        values = [(_SIDES[side], outcomes[side][position]) for side in (0, 1)]
+        values = [(statement.sides[side], outcomes[side][position]) for side in (0, 1)]
         entry = entries[position] if entries is not None else _entry_of(values, copies)
         slots.append(plan(name, entry, values, statement, copies))
     return Layout(slots)

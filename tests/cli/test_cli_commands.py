@@ -43,6 +43,45 @@ def numpy_in_trace(x):
     return x.numpy() + 1
 
 
+def list_index(i):
+    xs = [1.0, 2.5, 4.0]
+    return xs[i]
+
+
+def halves(n):
+    i = al.constant(100)
+    while i > n:
+        i = i / 2
+    return i
+
+
+def best_of(x):
+    best = al.constant(0)
+    step = al.constant(0)
+    while step < 3:
+        best = al.argmax(x)
+        step += 1
+    return best
+
+
+@al.function(input_signature=[al.TensorSpec([None])])
+def total_of(x):
+    total = al.constant(0.0)
+    for k in range(x.shape[0]):
+        total += x[k]
+    return total
+
+
+def two_returns(x):
+    if x > 0:
+        return al.constant(1)
+    return al.constant(1.0)
+
+
+def takes_two(a, b):
+    return a + b
+
+
 def wrong_dtype(x):
     return al.floor(x)
 
@@ -160,8 +199,9 @@ def test_graph_without_args_says_to_pass_them(model, capsys):
                    "one and calls the method, or make the method a @staticmethod (model.py:{step})"),
     ("Model", "Model is a class, not a function; name a function, or a static method as Model.METHOD "
               "(model.py:{model})"),
-    ("nope", "model.py has no function 'nope'; its functions are: bad_branch, count_down, half, no_arguments, "
-             "not_converted, numpy_in_trace, python_loop, runs_out_of_range, uses_yield, wrong_dtype"),
+    ("nope", "model.py has no function 'nope'; its functions are: bad_branch, best_of, count_down, half, halves, "
+             "list_index, no_arguments, not_converted, numpy_in_trace, python_loop, runs_out_of_range, "
+             "takes_two, total_of, two_returns, uses_yield, wrong_dtype"),
     ("Model.nope", "class Model in model.py has no method 'nope'; its methods are: helper, step"),
 ])
 @pytest.mark.parametrize("command", ["dump", "run", "graph"])
@@ -176,17 +216,44 @@ def test_a_static_method_runs(model, capsys):
 
 
 @pytest.mark.parametrize("function, args, code, words, line", [
-    ("bad_branch", ["1"], 1, "'y' is int32 in the if branch and float32 in the else branch", "    if x > 0:"),
-    ("numpy_in_trace", ["1"], 1, "TypeError: arg:0 is a symbolic tensor", "return x.numpy() + 1"),
+    # the program breaks a rule of graphs: status 2
+    ("bad_branch", ["1"], 2, "BranchTypeError: 'y' is int32 in the if branch and float32 in the else branch "
+     "of the if statement at model.py, line {line}; every path must give it the same dtype", "    if x > 0:"),
+    ("two_returns", ["1"], 2, "BranchTypeError: the return value is float32 where the return at line {line0} "
+     "did not run and int32 where the return at line {line0} ran", "return al.constant(1.0)"),
+    ("numpy_in_trace", ["1"], 2, "TypeError: `x.numpy()` at model.py:{line}: `x` is a graph tensor while the "
+     "function is traced", "return x.numpy() + 1"),
+    ("list_index", ["1"], 2, "TypeError: `xs[i]` at model.py:{line}: `i` is a graph tensor: its value is known "
+     "only when the graph runs, so it cannot index the Python list `xs` while tracing. Make it a tensor and "
+     "gather from it: autoloop.gather(autoloop.constant(xs), i)", "return xs[i]"),
+    ("halves", ["3"], 2, "LoopVariableTypeError: loop variable 'i' enters the loop as int32 but is float64 after "
+     "one iteration; a loop variable must keep its dtype. It becomes float64 at model.py:{line1}, where `/` "
+     "divides int32 values: true division of integers gives float64", "while i > n:"),
+    ("best_of", ["[1.0, 3.0]"], 2, "LoopVariableTypeError: loop variable 'best' enters the loop as int32 but is "
+     "int64 after one iteration; a loop variable must keep its dtype. It becomes int64 at model.py:{line1}, "
+     "where argmax returns int64 (its default output_type); pass output_type=autoloop.int32",
+     "while step < 3:"),
+    ("total_of", ["[1.0, 2.0]"], 2, "TypeError: range(x.shape[0]) at model.py:{line}: `x.shape[0]` is None: that "
+     "dimension of `x` is not known while tracing (its static shape has None there). Use its size when the "
+     "graph runs, a tensor: range(autoloop.shape(x)[0])", "for k in range(x.shape[0]):"),
+    ("uses_yield", ["1"], 2, "NotImplementedError: 'yield' in uses_yield", "yield n"),
+    ("takes_two", ["1"], 2, "error: takes_two(): missing a required argument: 'b'", "def takes_two"),
+    ("total_of", ["1"], 2, "error: total_of() argument 0 does not match its input_signature",
+     "@al.function(input_signature=[al.TensorSpec([None])])"),
+    # the program fails: status 1
     ("wrong_dtype", ["1"], 1, "TypeError: Floor does not take int32 tensors", "return al.floor(x)"),
     ("runs_out_of_range", ["[1, 2]", "[5]"], 1, "index 5 is out of range [0, 2)", "return al.gather(x, i)"),
-    ("uses_yield", ["1"], 2, "NotImplementedError: 'yield' in uses_yield", "yield n"),
 ])
 def test_errors_are_one_line_ending_with_the_users_line(model, capsys, function, args, code, words, line):
     result, out, err = autoloop(capsys, "run", f"{model}::{function}", *args)
-    assert result == code and out == "" and len(err.splitlines()) == 1
-    assert words in err
-    assert err.rstrip().endswith(f"(model.py:{line_of(line)})"), err
+    assert result == code and out == "" and len(err.splitlines()) == 1, err
+    lines = MODEL.splitlines()
+    start = next(n for n, text in enumerate(lines) if text.startswith(f"def {function}("))
+    while lines[start - 1].startswith("@"):  # its decorator is where it starts
+        start -= 1
+    number = next(n + 1 for n in range(start, len(lines)) if line in lines[n])
+    assert words.format(line=number, line0=number - 1, line1=number + 1) in err
+    assert err.startswith("autoloop: error: ") and err.rstrip().endswith(f"(model.py:{number})"), err
 
 
 def test_syntax_errors_end_with_the_line(tmp_path, capsys, monkeypatch):

@@ -51,7 +51,7 @@ TIMEOUT_S = 10
 # user's line (a frame in the program's file).
 DOCUMENTED = (
     (NotImplementedError, re.compile(r"try statement|global or nonlocal|cannot be converted")),
-    (ValueError, re.compile(r"is (None|a Python \w+|not assigned) (in the|after an iteration|before)")),
+    (ValueError, re.compile(r"is (None|a Python \w+|not assigned) (in the|after an iteration|before|where)")),
     (TypeError, re.compile(r"loop variable .* (dtype|structure)|changes? (its )?(dtype|structure)")),
 )
 

@@ -150,7 +150,25 @@ def statements_located(statements, origin):
     return templates.located(statements, getattr(origin, "lineno", None))
 
 
-def lower_jumps(statements, jump, flag: str, found: set, enter_loop_else: bool) -> list:
+_JUMP_WORDS = {gast.Return: "return", gast.Break: "break", gast.Continue: "continue"}
+
+
+def jumps_in(statements, jump, found) -> list:
+    """The `jump` statements in `statements` that `found` (from `containing`) counts."""
+    return [node for statement in statements for node in walk_scope(statement)
+            if isinstance(node, jump) and id(node) in found]
+
+
+def guard(ctx, statements, jumps, retval=None) -> list:
+    """`statements`, whose first is an ``if`` guarding what follows the statements `jumps`,
+    recorded as such in ``ctx.guards`` (see `ConversionContext`)."""
+    words = sorted({"return" if node in ctx.return_breaks else _JUMP_WORDS[type(node)] for node in jumps})
+    lines = tuple(sorted({ctx.user_line(node) for node in jumps}))
+    ctx.guards[statements[0]] = (" or ".join(words), lines) + ((retval,) if retval else ())
+    return statements
+
+
+def lower_jumps(ctx, statements, jump, flag: str, found: set, enter_loop_else: bool) -> list:
     """`statements` with each `jump` statement (Break or Continue) replaced by ``flag = True``.
 
     Whatever would run after a jump is guarded by ``if not flag:``, so the
@@ -167,23 +185,25 @@ def lower_jumps(statements, jump, flag: str, found: set, enter_loop_else: bool) 
             result.append(statement)
             continue
         jumps_in_body = isinstance(statement, TRY_NODES) and any(id(s) in found for s in statement.body)
+        jumps = jumps_in([statement], jump, found)
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             skip = field == "orelse" and not enter_loop_else and isinstance(statement, LOOP_NODES)
             if block and not skip:
-                block = lower_jumps(block, jump, flag, found, enter_loop_else)
+                block = lower_jumps(ctx, block, jump, flag, found, enter_loop_else)
                 if field == "orelse" and jumps_in_body:  # a try's else runs only if its body ended
-                    block = templates.located(templates.replace(
-                        "if not flag:\n    block", flag=flag, block=block), block[0].lineno)
+                    block = guard(ctx, templates.located(templates.replace(
+                        "if not flag:\n    block", flag=flag, block=block), block[0].lineno),
+                        jumps_in(statement.body, jump, found))
                 setattr(statement, field, block)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
-            item.body = lower_jumps(item.body, jump, flag, found, enter_loop_else)
+            item.body = lower_jumps(ctx, item.body, jump, flag, found, enter_loop_else)
         result.append(statement)
         rest = statements[index + 1:]
         if rest:
-            guarded = lower_jumps(rest, jump, flag, found, enter_loop_else)
-            result.extend(templates.located(templates.replace(
-                "if not flag:\n    rest", flag=flag, rest=guarded), rest[0].lineno))
+            guarded = lower_jumps(ctx, rest, jump, flag, found, enter_loop_else)
+            result.extend(guard(ctx, templates.located(templates.replace(
+                "if not flag:\n    rest", flag=flag, rest=guarded), rest[0].lineno), jumps))
         return result
     return result
 

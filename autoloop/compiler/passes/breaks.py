@@ -19,7 +19,8 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import StatementPass, contains, containing, lower_jumps, walk_loop
+from autoloop.compiler.passes.base import (
+    StatementPass, contains, containing, guard, jumps_in, lower_jumps, walk_loop)
 
 
 def _has_break(statements):
@@ -36,7 +37,8 @@ class Breaks(StatementPass):
         self.ctx.jump_flags[flag] = None
         self.ctx.exempt_reads.add(flag)
         self.found = containing(node.body, gast.Break, loops_are_boundaries=True)
-        node.body = lower_jumps(node.body, gast.Break, flag, self.found, enter_loop_else=False)
+        jumps = jumps_in(node.body, gast.Break, self.found)
+        node.body = lower_jumps(self.ctx, node.body, gast.Break, flag, self.found, enter_loop_else=False)
         if isinstance(node, gast.While):
             node.test = templates.replace_expression("not flag and test", flag=flag, test=node.test)
         else:
@@ -44,7 +46,8 @@ class Breaks(StatementPass):
             self.ctx.extra_tests[node] = templates.replace_expression(
                 "runtime.not_(flag)", runtime=self.ctx.runtime_name, flag=flag)
         before = templates.replace("flag = False", flag=flag)
-        after = templates.replace("if not flag:\n    orelse", flag=flag, orelse=orelse) if orelse else []
+        after = guard(self.ctx, templates.replace("if not flag:\n    orelse", flag=flag, orelse=orelse),
+                      jumps) if orelse else []
         return (templates.located(before, node.lineno) + [node]
                 + templates.located(after, orelse[0].lineno if orelse else node.lineno))
 

@@ -16,15 +16,40 @@ builtins); names bound inside the converted function are always dynamic.
 
 from __future__ import annotations
 
+import ast
 import builtins
 
 import gast
 
 from autoloop.compiler import templates
+from autoloop.compiler.context import RUNTIME_NAME
 from autoloop.compiler.passes import targets
 from autoloop.compiler.passes.base import Pass
 
 BUILTIN_REPLACEMENTS = {builtins.print: "print_", builtins.len: "len_", builtins.range: "range_"}
+
+
+def as_written(node):
+    """An `ast` expression read back from converted code with this pass undone, for messages:
+    ``al__.converted_call(f, x)`` is ``f(x)`` and ``al__.len_(x)`` is ``len(x)``."""
+    return _AsWritten().visit(node) if node is not None else None
+
+
+class _AsWritten(ast.NodeTransformer):
+    BUILTINS = {replacement: function.__name__ for function, replacement in BUILTIN_REPLACEMENTS.items()}
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        function = node.func
+        if not (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)
+                and function.value.id == RUNTIME_NAME):
+            return node
+        if function.attr == "converted_call" and node.args:
+            return ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords)
+        if function.attr in self.BUILTINS:
+            return ast.Call(func=ast.Name(id=self.BUILTINS[function.attr], ctx=ast.Load()), args=node.args,
+                            keywords=node.keywords)
+        return node
 
 
 class Calls(Pass):

@@ -13,7 +13,9 @@ statement. A branch that reads an output before assigning it receives the
 current values as parameters (``al__.if_stmt(..., ('y',), (y,))``); an
 output bound on no path before the statement starts as
 ``al__.Undefined('y')``. ``elif`` chains are nested ``if``s and come out
-nested. Needs the analyses.
+nested. An ``if`` the flag passes made to skip the code after a jump
+passes what `ConversionContext.guards` says of it (``guard=('break',
+(12,))``). Needs the analyses.
 """
 
 from __future__ import annotations
@@ -80,8 +82,8 @@ class Conditionals(StatementPass):
             test=node.test, if_true=true_name, if_false=false_function, labels=names.labels())
         if inputs:
             call.args.append(gast.Tuple(elts=[state.expression(n) for n in inputs], ctx=gast.Load()))
-        if node in ctx.unsupported:
-            call.keywords.append(gast.keyword(arg="unsupported", value=gast.Constant(
-                value=ctx.unsupported[node], kind=None)))
+        for keyword, table in (("unsupported", ctx.unsupported), ("guard", ctx.guards)):
+            if node in table:
+                call.keywords.append(gast.keyword(arg=keyword, value=gast.Constant(value=table[node], kind=None)))
         statements.append(state.assign_or_call(names, call))
         return templates.located(statements, node.lineno)

@@ -34,7 +34,7 @@ class Continues(StatementPass):
         self.ctx.exempt_reads.add(self.flag)
         self.found = containing(node.body, gast.Continue, loops_are_boundaries=True)
         reset = templates.located(templates.replace("flag = False", flag=self.flag), node.body[0].lineno)
-        node.body = reset + lower_jumps(node.body, gast.Continue, self.flag, self.found, enter_loop_else=True)
+        node.body = reset + lower_jumps(self.ctx, node.body, gast.Continue, self.flag, self.found, enter_loop_else=True)
         return node
 
     visit_While = visit_For = _visit_loop

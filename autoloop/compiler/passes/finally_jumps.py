@@ -121,8 +121,9 @@ class FinallyJumps(_InFunctions):
         pending = sorted(_flags_set(node.body + node.orelse + node.handlers, self.ctx))
         self.retvals = set()
         if pending:
-            node.finalbody = templates.located(self._set_aside(pending, flag, node.finalbody),
-                                               node.finalbody[0].lineno)
+            first = node.finalbody[0]
+            node.finalbody = templates.located(self._set_aside(pending, flag, node.finalbody), first.lineno)
+            self.ctx.guards[node.finalbody[-1]] = ("jump out of the finally block", (self.ctx.user_line(first),))
         block = self.ctx.namer.new("finally_block")
         node.finalbody = templates.located(templates.replace("runtime.entering_finally(block)", block=block,
                                                              runtime=self.ctx.runtime_name),

@@ -25,7 +25,8 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import LOOP_NODES, TRY_NODES, StatementPass, containing
+from autoloop.compiler.passes.base import (
+    LOOP_NODES, TRY_NODES, StatementPass, containing, guard, jumps_in)
 
 
 def _returns_value(node) -> bool:
@@ -77,18 +78,20 @@ class Returns(StatementPass):
             if id(statement) not in self.with_return:
                 result.append(statement)
                 continue
+            jumps = jumps_in([statement], gast.Return, self.with_return)
             result.append(self._convert(statement, in_loop))
             rest = statements[index + 1:]
             if in_loop:
                 if isinstance(statement, LOOP_NODES):
-                    result.extend(templates.located(templates.replace(
-                        "if do_return:\n    break", do_return=self.do_return), statement.lineno))
+                    result.extend(guard(self.ctx, templates.located(templates.replace(
+                        "if do_return:\n    break", do_return=self.do_return), statement.lineno), jumps))
                 result.extend(self._block(rest, in_loop))  # the breaks pass guards these
                 return result
             if rest:
                 guarded = templates.replace("if not do_return:\n    rest", do_return=self.do_return,
                                             rest=self._block(rest, in_loop))
-                result.extend(templates.located(guarded, rest[0].lineno))
+                result.extend(guard(self.ctx, templates.located(guarded, rest[0].lineno), jumps,
+                                    self.retval if self.has_value else None))
             return result
         return result
 
@@ -99,13 +102,15 @@ class Returns(StatementPass):
             return statement
         returns_in_body = isinstance(statement, TRY_NODES) and any(
             id(s) in self.with_return for s in statement.body)
+        jumps = jumps_in(statement.body, gast.Return, self.with_return) if returns_in_body else ()
         for field in ("body", "orelse", "finalbody"):
             block = getattr(statement, field, None)
             if block:
                 block = self._block(block, in_loop)
                 if field == "orelse" and returns_in_body:  # a try's else runs only if its body ended
-                    block = templates.located(templates.replace(
-                        "if not do_return:\n    block", do_return=self.do_return, block=block), block[0].lineno)
+                    block = guard(self.ctx, templates.located(templates.replace(
+                        "if not do_return:\n    block", do_return=self.do_return, block=block),
+                        block[0].lineno), jumps, self.retval if self.has_value else None)
                 setattr(statement, field, block)
         for item in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or []:
             item.body = self._block(item.body, in_loop)
@@ -121,6 +126,7 @@ class Returns(StatementPass):
             statements = templates.replace("do_return = True", do_return=self.do_return)
         if in_loop:
             statements.append(gast.Break())
+            self.ctx.return_breaks.add(statements[-1])
         return templates.located(statements, node.lineno)
 
 
