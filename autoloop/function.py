@@ -236,6 +236,8 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         if context.current_graph() is not None:
+            if self.backend != "numpy":
+                _refuse_session_graph(self, context.current_graph())
             return self._target(*args, **kwargs)  # called while tracing: inline
         if recording.anywhere() and recording.active():
             return self._call_recorded(args, kwargs)
@@ -477,6 +479,22 @@ def _one_tensor(outputs) -> Tensor:
 
 _SCALAR_TYPES = frozenset(dtype.as_numpy_dtype for dtype in dtypes.SUPPORTED)  # numpy scalar types, keyed alone
 _PYTHON_CONSTANTS = frozenset((int, float, bool, str, type(None)))  # Python arguments the short path keys by value
+
+
+def _refuse_session_graph(function, graph) -> None:
+    """A `BackendError` at the caller's line when `function` (not on numpy) is called while a TF1 graph is
+    built: a Session would run it on its dataflow executor, not on the backend it names."""
+    v1_graph = sys.modules.get("autoloop.compat.v1.graph")  # no TF1 graph exists unless compat.v1 is imported
+    if v1_graph is None or v1_graph.v1_graph_of(graph) is None:
+        return
+    from autoloop.errors import BackendError, raise_at
+    caller = sys._getframe(2)
+    name = getattr(function.python_function, "__name__", "the function")
+    raise_at(BackendError(
+        f"{name}, a backend={function.backend!r} function, is called while a TF1 graph (autoloop.compat.v1) is "
+        f"built (at {caller.f_code.co_filename}:{caller.f_lineno}): a Session would run it on its dataflow "
+        f"executor, not on {function.backend}. Call it outside the graph (with eager execution enabled), or "
+        f"make it with backend='numpy' to run it in the Session"), (caller.f_code.co_filename, caller.f_lineno))
 
 
 def _first(results):

@@ -168,8 +168,10 @@ def _element(item) -> str:
     return str(item)
 
 
-register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer, gradient=_print_gradient))
+register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer, gradient=_print_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:print_v1"}))
 
 
 # -- NoOp -------------------------------------------------------------------------------------
-register(OpDef("NoOp", kernel=lambda: (), infer=lambda: [], gradient=NOT_DIFFERENTIABLE))
+register(OpDef("NoOp", kernel=lambda: (), infer=lambda: [], gradient=NOT_DIFFERENTIABLE,
+               kernels={"jax": "autoloop.backends.jax.kernels.effects:no_op"}))

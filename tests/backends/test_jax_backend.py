@@ -196,7 +196,7 @@ def test_a_loop_variable_whose_shape_changes():
                                            r"\(2,\) after it") as raised:
         al.function(f, backend="jax")(al.constant([1]))
     assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(raised.value)
-    assert "backend='numpy'" in str(raised.value)
+    assert _line_of(raised.value) == f.__code__.co_firstlineno + 1 and "backend='numpy'" in str(raised.value)
 
 
 def test_lists_that_grow_without_a_bound():
@@ -210,16 +210,27 @@ def test_lists_that_grow_without_a_bound():
 
     def dynamic(n):
         ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
+        i = 0
+        while i < n:
+            ta = ta.write(i, i)
+            i += 1
+        return ta.stack()
+
+    def explicit(n):
+        ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
         _, ta = al.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, i)), (0, ta))
         return ta.stack()
 
-    for fn, line in ((appended, 3), (dynamic, 2)):
-        with pytest.raises(BackendError, match="whose number of iterations is not known when compiling") as raised:
+    cases = ((appended, "the list out, appended to", 4, 3), (dynamic, r"the TensorArray ta \(dynamic_size=True\), "
+             "written", 4, 3), (explicit, r"the TensorArray loop_vars\[1\] \(dynamic_size=True\), written", 2, 2))
+    for fn, what, grows, loop in cases:
+        first = fn.__code__.co_firstlineno
+        with pytest.raises(BackendError, match=f"{what} at {__file__}:{first + grows} in a loop whose number of "
+                                               f"iterations is not known when compiling, so the loop "
+                                               f"\\(at {__file__}:{first + loop}\\)") as raised:
             al.function(fn, backend="jax")(al.constant(4))
-        assert f"{__file__}:{fn.__code__.co_firstlineno + line}" in str(raised.value)
-        assert "maximum_iterations" in str(raised.value)
-    bounded = al.function(dynamic, backend="jax").python_function
-    assert bounded is dynamic
+        assert "pass maximum_iterations=N to while_loop" in str(raised.value)
+        assert _line_of(raised.value) == first + loop and raised.value.__cause__ is None
 
 
 def test_a_bound_makes_them_compile():
@@ -253,21 +264,53 @@ def test_shapes_that_depend_on_values():
     assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(raised.value)
 
 
-def test_session_constructs_are_named():
-    from autoloop.ir import context
-    from autoloop.ir.graph import Graph
-    from autoloop.backends.jax import compile_graph
-    from autoloop.ops import registry
-    from autoloop.ops.registry import OpDef, Spec
-    if "Enter" not in registry.all_ops():  # the dataflow form (compat.v1) registers its own
-        registry.register(OpDef("Enter", kernel=lambda x, frame: x, infer=lambda x, frame: Spec(x.dtype, x.shape)))
-    graph = Graph("session")
-    with context.building(graph):
-        x = graph.add_input(al.float32, al.TensorShape([]))
-        node = graph.add_node("Enter", [x], {"frame": "loop"}, [(al.float32, al.TensorShape([]))])
-        graph.outputs = node.outputs
-    with pytest.raises(BackendError, match="run by a Session"):
-        compile_graph(graph)(np.float32(1))
+def test_tf1_variables_and_graphs_are_named():
+    import autoloop.compat.v1 as v1
+    counter = v1.Variable(2.0, name="counter")
+
+    def step(x):
+        counter.assign_add(1.0)
+        return x * counter.read_value()
+
+    assert al.function(step)(al.constant(1.0)).numpy() == 3.0  # on numpy: the variable is state
+    with pytest.raises(BackendError, match=r"^the compat.v1 variable 'counter', which the function adds to, holds "
+                                           r"state between calls, so the function \(at (.*):(\d+)\) cannot be "
+                                           r"compiled by XLA \(backend='jax'\): .*Pass the variable's value in as an "
+                                           r"argument") as raised:
+        al.function(step, backend="jax")(al.constant(1.0))
+    assert f"{__file__}:{step.__code__.co_firstlineno + 1}" in str(raised.value)
+    assert counter.numpy() == 3.0  # nothing ran
+
+    def double(x):
+        return x * 2
+
+    on_jax = al.function(double, backend="jax")
+    with v1.Graph().as_default():
+        placeholder = v1.placeholder(al.float32, [])
+        with pytest.raises(BackendError, match=r"double, a backend='jax' function, is called while a TF1 graph "
+                                               r"\(autoloop.compat.v1\) is built .*make it with backend='numpy'") \
+                as raised:
+            on_jax(placeholder)
+        line = sys._getframe().f_lineno - 1
+        assert f"{__file__}:{line}" in str(raised.value) and _line_of(raised.value) == line
+        doubled = al.function(double)(placeholder)  # a numpy function is part of the graph, as in TF1
+        with v1.Session() as session:
+            assert session.run(doubled, {placeholder: 1.5}) == 3.0
+
+
+def test_tf1_print_and_no_op_run_in_order(capsys):
+    import autoloop.compat.v1 as v1
+
+    def f(x):
+        y = v1.Print(x, [x, x * 2], "x, 2x: ")
+        with v1.control_dependencies([v1.no_op()]):
+            return y + 1
+
+    outs = []
+    for backend in ("numpy", "jax"):
+        assert al.function(f, backend=backend)(al.constant(1.5)).numpy() == 2.5
+        outs.append(capsys.readouterr().err)
+    assert outs[0] == outs[1] == "x, 2x: [1.5][3]\n"
 
 
 # -- caches: per trace, per shape, and from threads --------------------------------------------------

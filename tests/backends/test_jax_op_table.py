@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
+import traceback
 
 import numpy as np
 import pytest
@@ -110,3 +111,35 @@ def test_ops_with_value_dependent_shapes_are_a_clear_error_on_jax(key):
     with pytest.raises(BackendError, match=NOT_ON_XLA[key]) as raised:
         al.function(case.fn, autograph=False, backend="jax")(*case.args)
     assert "(at " in str(raised.value) and "backend='numpy'" in str(raised.value)  # where, and a way out
+
+
+def test_every_op_has_a_jax_kernel_but_state_and_what_the_lowering_does_itself():
+    import autoloop.compat.v1  # noqa: F401 - registers the TF1 graph ops
+    from autoloop.backends.jax.analysis import VARIABLE_OPS
+    from autoloop.ops import registry
+    without = set()
+    for name, opdef in registry.all_ops().items():
+        try:
+            assert callable(opdef.kernel_for("jax").fn), name
+        except KeyError:
+            without.add(name)
+    # Const and Placeholder are values the lowering passes on; TF1 variables are refused by name
+    # (tests/backends/test_jax_backend.py::test_tf1_variables_and_graphs_are_named).
+    assert without == {"Const", "Placeholder"} | set(VARIABLE_OPS)
+
+
+def test_an_op_without_a_jax_kernel_is_named(monkeypatch):
+    from autoloop.ops import registry
+    monkeypatch.delitem(registry.get("Sin").kernels, "jax")
+
+    def f(x):
+        return al.sin(x) * 2
+
+    assert al.function(f)(al.constant(0.0)).numpy() == 0.0
+    with pytest.raises(BackendError, match=r"^the op Sin \(at .*\) cannot be compiled by XLA \(backend='jax'\): it "
+                                           r"has no JAX kernel yet; run this function on backend='numpy'$") as raised:
+        al.function(f, backend="jax")(al.constant(0.0))
+    assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(raised.value)
+    last = traceback.extract_tb(raised.value.__traceback__)[-1]  # raised at the user's line, not in JAX
+    assert (last.filename, last.lineno) == (__file__, f.__code__.co_firstlineno + 1)
+    assert raised.value.__cause__ is None and not getattr(raised.value, "__notes__", None)

@@ -5,7 +5,8 @@
   whose JAX kernel is `checked` and needs a check;
 - the buffer layout of every list (TensorArray flows, gradient stacks and
   gradient lists: `autoloop.backends.jax.layouts`);
-- whether the program has effects (prints, host calls) and 64-bit values.
+- whether the program has effects (prints, host calls) and 64-bit values;
+- that it holds nothing only a Session runs (`refuse_session_state`).
 
 The facts belong to one `JaxProgram` and live as long as it does.
 """
@@ -19,6 +20,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
 from autoloop.backends.jax.layouts import Layouts
+from autoloop.backends.jax.lowering import calls_host
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
@@ -30,10 +32,11 @@ class ProgramFacts:
     """The static facts of `graph` for lowering; see the module docstring."""
 
     def __init__(self, graph):
+        refuse_session_state(graph)
         self.graph = graph
         self.sites = find_sites(graph)
         self.layouts = Layouts(graph)
-        self.has_effects = any(has_effects(node) for node in graph.nodes)
+        self.has_effects = any(has_effects(node) or calls_host(node) for node in graph.walk())
         self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
         self._schedules: dict = {}
         self._lock = threading.Lock()
@@ -58,6 +61,26 @@ class ProgramFacts:
             import jax.numpy as jnp
             return jnp.asarray(value, param.dtype.as_numpy_dtype)
         return value
+
+
+# The ops of TF1 variables (autoloop.compat.v1): state that lives between calls, which a Session keeps.
+VARIABLE_OPS = {"VarHandleOp": "uses", "ReadVariableOp": "reads", "AssignVariableOp": "assigns",
+                "AssignAddVariableOp": "adds to", "AssignSubVariableOp": "subtracts from"}
+
+
+def refuse_session_state(graph) -> None:
+    """A `BackendError` for the first TF1 variable `graph` uses: XLA programs keep no state between calls."""
+    node = next((n for n in graph.walk() if n.op in VARIABLE_OPS), None)
+    if node is None:
+        return
+    from autoloop.backends.jax.lowering import unsupported
+    handle = node if node.op == "VarHandleOp" else node.inputs[0].node
+    variable = handle.attrs.get("variable") or handle.attrs.get("value")
+    name = getattr(variable, "name", None) or getattr(variable, "_name", "?")
+    raise unsupported(node, f"the compat.v1 variable {name!r}, which the function {VARIABLE_OPS[node.op]}, holds "
+                            f"state between calls, so the function", (
+        "an XLA program keeps no state between calls. Pass the variable's value in as an argument and assign "
+        "what the function returns to it after the call, or run on backend='numpy'"))
 
 
 def find_sites(graph) -> Sites:

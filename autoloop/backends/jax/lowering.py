@@ -34,9 +34,6 @@ from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
 from autoloop.ops.location import format_location
 
-# The dataflow form of loops and the variables of TF1-style graphs: what only a Session runs.
-SESSION_ONLY = {"Enter", "Merge", "Switch", "NextIteration", "Exit", "LoopCond", "Variable", "VariableV2",
-                "ReadVariable", "Assign", "AssignAdd", "AssignVariable", "VarHandle"}
 FOLD_ELEMENTS = 64  # numpy computes a result of at most this many elements while lowering; XLA the rest
 
 
@@ -44,6 +41,21 @@ def with_node(kernel):
     """Mark a JAX kernel that takes ``(lowering, node, *values, **attrs)``."""
     kernel.takes_node = True
     return kernel
+
+
+def host_call(kernel):
+    """Mark a JAX kernel that calls the host (prints, draws numbers; it takes the node, as `with_node`):
+    it runs each time the program runs, never folded while lowering, and the program waits for it."""
+    kernel.host_call = True
+    return with_node(kernel)
+
+
+def calls_host(node) -> bool:
+    """Whether `node`'s JAX kernel is a `host_call`."""
+    try:
+        return getattr(registry.get(node.op).kernel_for("jax").fn, "host_call", False)
+    except KeyError:  # a control-flow op, or an op without a JAX kernel
+        return False
 
 
 def checked(site):
@@ -69,8 +81,10 @@ def is_static(value) -> bool:
 
 def unsupported(node, what: str, fix: str) -> BackendError:
     """The error for something XLA cannot compile: what, where (the user's line), and the fix."""
-    where = format_location(getattr(node, "location", None))
-    return BackendError(f"{what} (at {where}) cannot be compiled by XLA (backend='jax'): {fix}")
+    location = getattr(node, "location", None)
+    error = BackendError(f"{what} (at {format_location(location)}) cannot be compiled by XLA (backend='jax'): {fix}")
+    error.location = location  # where `autoloop.backends.jax.program` raises it
+    return error
 
 
 def static_value(node, value, what: str):
@@ -119,7 +133,7 @@ class Lowering:
         if op is not None:
             return op.kernel_for("jax")(self, node, args)
         opdef = registry.get(node.op)
-        if not opdef.stateful and all(is_static(a) for a in args) and _small(node):
+        if not opdef.stateful and all(is_static(a) for a in args) and _small(node) and not calls_host(node):
             return self._run_numpy(node, opdef, args)
         return self._run_kernel(node, opdef, args)
 
@@ -128,11 +142,6 @@ class Lowering:
         try:
             kernel = opdef.kernel_for("jax").fn
         except KeyError:
-            if node.op in SESSION_ONLY:
-                raise unsupported(node, f"{node.op}, a construct of TF1-style graphs run by a Session "
-                                        f"(autoloop.compat.v1),", "it runs on the Session's dataflow executor only; "
-                                                                  "write the loop with while_loop or in Python "
-                                                                  "under @function") from None
             raise unsupported(node, f"the op {node.op}", "it has no JAX kernel yet; run this function on "
                                                          "backend='numpy'") from None
         attrs = _attrs(node)
@@ -188,7 +197,7 @@ def folded_values(node):
     """The values tracing computed for `node`'s outputs, or None."""
     if node.op == "Const":
         return [node.attrs["value"]]
-    if not node.outputs or any(v.constant is None for v in node.outputs) or has_effects(node):
+    if not node.outputs or any(v.constant is None for v in node.outputs) or has_effects(node) or calls_host(node):
         return None
     return [v.constant for v in node.outputs]
 

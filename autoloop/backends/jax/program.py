@@ -29,6 +29,7 @@ import numpy as np
 
 from autoloop.backends.jax import buffers, checks
 from autoloop.backends.jax.analysis import ProgramFacts
+from autoloop.errors import BackendError, raise_at
 
 _registered = threading.Lock()
 _ready = False
@@ -51,8 +52,11 @@ class JaxProgram:
         _register_pytrees()
         self.graph = graph
         self.jax_arrays = jax_arrays
-        _refuse_list_inputs(graph)
-        self.facts = ProgramFacts(graph)
+        try:
+            _refuse_list_inputs(graph)
+            self.facts = ProgramFacts(graph)
+        except BackendError as error:
+            _raise_at_users_line(error)
         self._x64 = self.facts.uses_64_bits
         self._effects = self.facts.has_effects
         self._jitted = jax.jit(self._lowered)
@@ -67,22 +71,31 @@ class JaxProgram:
     def lower(self, *inputs):
         """The ``jax.stages.Lowered`` of the program for these inputs (for inspecting the HLO)."""
         import jax
-        with jax.enable_x64(self._x64):
-            return self._jitted.lower(*inputs)
+        try:
+            with jax.enable_x64(self._x64):
+                return self._jitted.lower(*inputs)
+        except BackendError as error:
+            _raise_at_users_line(error)
 
     def jaxpr(self, *inputs):
         """The program for these inputs as JAX's intermediate form (what ``autoloop graph --backend jax`` shows)."""
         import jax
-        with jax.enable_x64(self._x64):
-            return jax.make_jaxpr(self._lowered)(*inputs)
+        try:
+            with jax.enable_x64(self._x64):
+                return jax.make_jaxpr(self._lowered)(*inputs)
+        except BackendError as error:
+            _raise_at_users_line(error)
 
     def __call__(self, *inputs):
         import jax
-        if self._x64:
-            with jax.enable_x64(True):
+        try:
+            if self._x64:
+                with jax.enable_x64(True):
+                    outputs, errors = self._jitted(*inputs)
+            else:
                 outputs, errors = self._jitted(*inputs)
-        else:
-            outputs, errors = self._jitted(*inputs)
+        except BackendError as error:  # from lowering, while JAX traced
+            _raise_at_users_line(error)
         if self._effects:
             jax.effects_barrier()  # prints and host calls done before we return, as on numpy
         if errors is not None:
@@ -106,6 +119,18 @@ class JaxProgram:
             return value
         array = np.asarray(value)
         return array[()] if array.ndim == 0 else array
+
+
+def _raise_at_users_line(error: BackendError):
+    """Raise `error` from the user's line (where known), without the frames, notes and cause that JAX adds
+    to errors raised while it traces: what XLA cannot compile is autoloop's error, never a JAX traceback."""
+    notes = [note for note in getattr(error, "__notes__", ()) if "JAX" not in note]
+    if hasattr(error, "__notes__"):
+        error.__notes__ = notes
+        if not notes:
+            del error.__notes__
+    error.__cause__, error.__suppress_context__ = None, True
+    raise_at(error.with_traceback(None), getattr(error, "location", None))
 
 
 def _refuse_list_inputs(graph) -> None:

@@ -1,9 +1,11 @@
 """JAX kernels of the ops with effects: print, assertions, the checks of converted code, random numbers.
 
-- ``print`` is an ordered host call (``jax.debug.callback(..., ordered=True)``)
-  that renders its values with the numpy kernel, so the text and the order
-  are the numpy executor's; it prints nothing once a check has failed, as
-  numpy would have stopped before it.
+- ``print`` is an ordered host call (``jax.debug.callback(..., ordered=True)``,
+  what ``jax.debug.print`` is made of) that renders its values with the
+  numpy kernel, so the text and the order are the numpy executor's; it
+  prints nothing once a check has failed, as numpy would have stopped
+  before it. TF1's ``Print`` (``compat.v1.Print``, an identity that prints
+  where its result is used) is the same host call, returning its input.
 - ``Assert``, ``AssertTrue`` (a failed ``assert``, a ``raise`` in a
   branch) and ``CheckDefined``/``CheckAssigned`` (a variable no path
   assigned) are run-time checks (`autoloop.backends.jax.checks`): the
@@ -22,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, static_value, with_node
+from autoloop.backends.jax.lowering import checked, host_call, static_value
 from autoloop.ops import registry
 
 
@@ -35,15 +37,25 @@ def _host(values) -> list:
     return [np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in values]
 
 
-@with_node
-def print_(lowering, node, *arrays, template, stream, flush=False):
-    kernel = registry.get("PrintV2").kernel
+def _print_on_host(lowering, op, arrays, **attrs) -> None:
+    kernel = registry.get(op).kernel
 
     def host_print(ok, *values):
         if ok:
-            kernel(*_host(values), template=template, stream=stream, flush=flush)
+            kernel(*_host(values), **attrs)
     jax.debug.callback(host_print, _ok(lowering), *arrays, ordered=True)
+
+
+@host_call
+def print_(lowering, node, *arrays, template, stream, flush=False):
+    _print_on_host(lowering, "PrintV2", arrays, template=template, stream=stream, flush=flush)
     return ()
+
+
+@host_call
+def print_v1(lowering, node, value, *data, message, summarize):
+    _print_on_host(lowering, "PrintV1", (value,) + data, message=message, summarize=summarize)
+    return value
 
 
 def _condition_failed(condition):
@@ -82,13 +94,19 @@ def _draw(lowering, node, dims, parameters):
     return jax.experimental.io_callback(draw, result, _ok(lowering), *parameters, ordered=True)
 
 
-@with_node
+@host_call
 def normal(lowering, node, dims, mean, stddev, dtype, stream):
     return _draw(lowering, node, dims, (mean, stddev))
 
 
+@host_call
 @checked(replay(1, 2, when=lambda node: node.attrs["dtype"].is_integer))
 def uniform(lowering, node, dims, minval, maxval, dtype, stream):
     if dtype.is_integer:
         lowering.check(node, ~(jnp.asarray(minval) < jnp.asarray(maxval)), (minval, maxval))
     return _draw(lowering, node, dims, (minval, maxval))
+
+
+def no_op():
+    """TF1's ``no_op``/``group``: nothing to compute (its ordering edges are the graph's)."""
+    return ()
