@@ -208,6 +208,9 @@ class Function:
         self._converted = None
         self._traces: dict = {}
         self._fast_runs: dict = {}  # the short path's key of the positional tensors -> its trace's run_flat
+        # The types of the backend's own arrays (JAX's) that calls passed, which the short path then takes
+        # as they are: found in calls, so that naming them never imports the backend's package.
+        self._device_array_types: frozenset = frozenset()
         self._trace_lock = threading.RLock()  # re-entrant: a trace may ask for another concrete function
         self._tracing_count = 0
         self._tracing_calls_in_a_row = 0
@@ -252,6 +255,10 @@ class Function:
             key, arrays = [], []
             for arg in args:
                 if type(arg) is not Tensor:
+                    if type(arg) in self._device_array_types:  # a JAX array, on its device: passed as it is
+                        key.append((arg.dtype, arg.shape))
+                        arrays.append(arg)
+                        continue
                     if type(arg) not in _PYTHON_CONSTANTS:
                         break
                     key.append((type(arg), arg))  # baked into the trace, as the full key has it
@@ -274,6 +281,8 @@ class Function:
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
         if fast_key is not None:
             self._fast_runs[fast_key] = concrete.run_flat
+        elif self.backend == "jax" and not kwargs:
+            self._device_array_types |= {type(arg) for arg in args if _is_jax_array(arg)}
         return concrete.run_flat(arrays)
 
     def _call_recorded(self, args, kwargs):

@@ -5,9 +5,11 @@
     python benchmarks/run_all.py --quick --no-frameworks    # a smoke run (not a measurement)
 
 Runs bench_loops (W1–W5), bench_call (cached and first calls), bench_memory
-(peak memory of the 4096² loop) and bench_convert (conversion speed) in one
-process, in that order. Without TensorFlow or JAX their rows are left out
-and the output says so. `--readme` replaces the text between the lines
+(peak memory of the 4096² loop), bench_convert (conversion speed) and, with
+JAX installed, bench_jax (the JAX backend against hand-written JAX: steady
+state, and cold first calls in fresh processes) in one process, in that
+order. Without TensorFlow or JAX their rows are left out and the output
+says so. `--readme` replaces the text between the lines
 ``<!-- benchmarks:start -->`` and ``<!-- benchmarks:end -->``.
 """
 
@@ -19,9 +21,10 @@ from pathlib import Path
 
 import bench_call
 import bench_convert
+import bench_jax
 import bench_loops
 import bench_memory
-from harness import command_line, environment, skipped_frameworks
+from harness import command_line, environment, optional, skipped_frameworks
 
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 
@@ -39,6 +42,12 @@ def report(quick: bool, rounds: int, progress=None) -> str:
     say("memory done")
     conversion = bench_convert.table(bench_convert.measure(3 if quick else 200))
     say("conversion done")
+    backend = []
+    if optional("jax") is not None:
+        backend = ["", "The JAX backend (`backend=\"jax\"`) against the same loops written by hand with `jax.jit` + "
+                   "`jax.lax` (bench_jax):", "",
+                   *bench_jax.tables(quick, rounds, 1 if quick else 5, progress=say)]
+        say("jax backend done")
     notes = [note for workload, _ in loops for note in workload.notes]
     command = "python benchmarks/run_all.py" + (" --quick" if quick else "") + f" --rounds {rounds}"
     return "\n".join([
@@ -65,6 +74,7 @@ def report(quick: bool, rounds: int, progress=None) -> str:
         "Conversion:",
         "",
         conversion,
+        *backend,
     ])
 
 

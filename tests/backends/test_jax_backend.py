@@ -333,6 +333,24 @@ def test_retracing_with_new_dtypes_and_shapes_and_unrelated_functions():
     assert f.experimental_get_tracing_count() == 3 and g.experimental_get_tracing_count() == 2
 
 
+def test_jax_arrays_take_the_short_call_path_with_new_dtypes_and_shapes():
+    jnp = jax.numpy
+
+    def scale(x, y):
+        return x * 2 + al.cast(y, x.dtype)
+
+    f = al.function(scale, backend="jax")
+    calls = [(jnp.arange(3.0), jnp.int32(1)), (jnp.arange(3.0), jnp.int32(2)), (jnp.arange(4, dtype=jnp.int32),
+             jnp.int32(1)), (al.constant([1.0, 2.0, 3.0]), jnp.int32(5)), (jnp.arange(3.0), al.constant(2)),
+             (jnp.arange(3.0), jnp.int32(7)), (jnp.ones((2, 2)), jnp.int32(1))]
+    for x, y in calls * 2:  # the second time round every call takes the short path
+        found = f(x, y).numpy()
+        expected = np.asarray(x) * 2 + np.asarray(y).astype(np.asarray(x).dtype)
+        assert found.dtype == expected.dtype and np.array_equal(found, expected)
+    assert f.experimental_get_tracing_count() == 3  # (float32 (3,)), (int32 (4,)), (float32 (2, 2))
+    assert len(f._device_array_types) == 1  # JAX's array type, found in a call
+
+
 def test_reduce_retracing_still_traces_per_shape_for_xla():
     f = al.function(lambda x: x + 1, backend="jax", reduce_retracing=True)
     f(al.constant([1, 2]))
