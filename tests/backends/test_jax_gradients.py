@@ -14,7 +14,6 @@ jax = pytest.importorskip("jax", reason="JAX is not installed: pip install 'auto
 
 import autoloop as al  # noqa: E402
 from autoloop.errors import BackendError  # noqa: E402
-from autoloop.backends.jax.buffers import Buffer  # noqa: E402
 
 
 def decay(x, w, checkpoint=None, bound=60):
@@ -125,4 +124,16 @@ def test_an_eager_tape_over_a_jax_function():
         y = f(x)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos([0.5, 1.0]) * [0.5, 1.0] + np.sin([0.5, 1.0]),
                                rtol=1e-6)
-    assert isinstance(Buffer, type)
+
+    def looped(x):
+        for _ in al.range(3):
+            x = al.sin(x) * x
+        return x
+
+    with al.GradientTape() as tape:  # the values its loop saves would have to leave the compiled program
+        tape.watch(x)
+        with pytest.raises(BackendError, match="a gradient that an eager GradientTape takes of a backend='jax' "
+                                               "function whose loops save values.*Take the gradient inside the "
+                                               "function") as raised:
+            al.function(looped, backend="jax")(x)
+    assert raised.value.__cause__ is None
