@@ -6,6 +6,8 @@ for a dtype the op cannot take and ValueError for incompatible shapes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from autoloop import dtypes
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
@@ -79,6 +81,8 @@ def elementwise(allowed, result_dtype=None):
             for spec in specs[1:]:
                 shape = broadcast_shapes(op_name, shape, spec.shape)
             return Spec(result_dtype or specs[0].dtype, shape)
+        # On inputs of one allowed dtype and one shape this rule says what numpy's kernel gives.
+        infer.same_dtype_numpy = frozenset(np.dtype(d.as_numpy_dtype) for d in allowed if d is not dtypes.variant)
         return infer
     return rule
 

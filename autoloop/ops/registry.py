@@ -99,7 +99,8 @@ class Kernel(NamedTuple):
 class OpDef:
     """One op: its rule, gradient and kernels; see the module docstring."""
 
-    __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels")
+    __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels",
+                 "same_dtype_numpy")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
                  expr: str | Callable | None = None, gradient: Callable | str | None = None,
@@ -112,6 +113,9 @@ class OpDef:
         self.expr = expr  # its inline template (also kernels["numpy"].expr)
         self.scalar_expr = scalar_expr  # its inline template on scalars (also kernels["numpy"].scalar_expr)
         self.infer = infer
+        # Numpy dtypes on which the rule is numpy's own for inputs of one dtype and shape (an
+        # element-wise rule sets it): eager calls then skip the rule (`dispatch`).
+        self.same_dtype_numpy = getattr(infer, "same_dtype_numpy", None)
         self.gradient = gradient
         self.stateful = stateful
         self.kernels: dict[str, Kernel | str] = {}
