@@ -37,7 +37,6 @@ may never run).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -45,14 +44,17 @@ import numpy as np
 from autoloop.execute.errors import raise_for_node
 
 
-@dataclass(eq=False)
 class Site:
-    """One check: `node` may fail; `reproduce(*witness)` raises the numpy executor's error for it."""
+    """One check: `node` may fail; `reproduce(*witness)` raises the numpy executor's error for it.
 
-    number: int
-    node: object
-    witness: tuple = ()  # ((numpy dtype, shape), ...) of the values the message needs
-    reproduce: Callable = None
+    `witness` is the ``((numpy dtype, shape), ...)`` of the values the message needs. (A plain class: a
+    dataclass costs 0.5 ms to define, on the first call of every backend='jax' process.)
+    """
+
+    __slots__ = ("number", "node", "witness", "reproduce")
+
+    def __init__(self, number: int, node, witness: tuple = (), reproduce: Callable | None = None):
+        self.number, self.node, self.witness, self.reproduce = number, node, witness, reproduce
 
     def raise_error(self, witness_values):
         try:
