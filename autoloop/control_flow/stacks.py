@@ -71,12 +71,12 @@ def _push_gradient(op, grad):
 # static-shape backend preallocates that many (a checkpointed loop's checkpoints).
 register(OpDef("StackNew", kernel=lambda bound=None: [], infer=lambda bound=None: _STACK, expr="[]",
                gradient=NOT_DIFFERENTIABLE,
-               kernels={"jax": "autoloop.backends.jax.buffers:stack_new"}))
+               kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_new"}))
 register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:stack_push"}))
+               kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_push"}))
 register(OpDef("StackGet", kernel=_get, infer=_get_infer, expr="{0}[{1}]",
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
-               kernels={"jax": "autoloop.backends.jax.buffers:stack_get"}))
+               kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_get"}))
 
 
 def new_stack(bound=None):

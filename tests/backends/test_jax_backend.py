@@ -370,7 +370,9 @@ def test_one_function_from_several_threads():
 
     def call(k):
         try:
-            results[k] = int(f(al.constant(k)).numpy())
+            for _ in range(3):  # Tensors and JAX arrays (int32 scalars: one trace), full and short call paths
+                argument = al.constant(k) if k % 2 else jax.numpy.int32(k)
+                results[k] = int(f(argument).numpy())
         except Exception as error:  # noqa: BLE001 - reported below
             failures.append(error)
     threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]

@@ -4,11 +4,13 @@
 here (needs ``pip install 'autoloop[jax]'``):
 
 1. `analysis.ProgramFacts`: what the graph says before it runs: the
-   run-time checks (`checks`), the buffer each list gets (`layouts`,
-   `autoloop.ir.trips`);
+   run-time checks (`checks`), the buffer each list gets (`layouts`, with
+   the lengths lists reach in `lengths` and `autoloop.ir.trips`), and TF1
+   state, which it refuses;
 2. `lowering.Lowering`: the graph interpreted under ``jax.jit``'s tracing,
-   op by op through the registry's ``"jax"`` kernels (`kernels`, `buffers`)
-   and the control-flow rules (`control_flow`: ``While`` ->
+   op by op through the registry's ``"jax"`` kernels (`kernels`; `buffers`
+   for lists, `gradient_buffers` for what reverse mode saves) and the
+   control-flow rules (`control_flow`: ``While`` ->
    ``lax.while_loop``, ``Cond`` -> ``lax.cond``; `scan`: ``Scan`` ->
    ``lax.scan`` or a masked ``lax.while_loop``);
 3. `program.JaxProgram`: the jitted program, called per input signature,

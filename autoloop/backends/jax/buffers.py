@@ -15,6 +15,9 @@ preallocated, which names the bound. A gradient list (``TensorListGrad*``,
 sparse on numpy) is a dense buffer of gradients, zeros where nothing was
 added.
 
+The kernels of gradient stacks and gradient lists are in
+`autoloop.backends.jax.gradient_buffers`.
+
 ``stack(l)`` of a list whose length the graph does not fix is a `Padded`
 value: the buffer and the length. As a result of the function it comes
 back trimmed to its length; anything else reading it is a `BackendError`
@@ -146,7 +149,8 @@ def constant_buffer(lowering, node) -> Buffer:
     return buffer
 
 
-def _int(value):
+def as_index(value):
+    """An index or length as XLA takes it: an int32 value."""
     import jax.numpy as jnp
     return jnp.asarray(value, jnp.int32)
 
@@ -206,13 +210,13 @@ def _scatter_site(node):
 # -- TensorArray ops -----------------------------------------------------------------------------------
 @with_node
 def reserve(lowering, node, size, dynamic_size):
-    return Buffer.empty(lowering.layout(node.outputs[0]), _int(size))
+    return Buffer.empty(lowering.layout(node.outputs[0]), as_index(size))
 
 
 @checked(_write_site)
 def write(lowering, node, values, index, value):
     import jax.numpy as jnp
-    index = _int(index)
+    index = as_index(index)
     capacity = values.capacity
     growable = lowering.facts.layouts.growable(node.inputs[0])
     if growable:
@@ -228,7 +232,7 @@ def write(lowering, node, values, index, value):
 @checked(_read_site)
 def read(lowering, node, values, index, element_dtype, element_shape):
     import jax.numpy as jnp
-    index = _int(index)
+    index = as_index(index)
     lowering.check(node, (index < 0) | (index >= values.length), (index, values.length, jnp.int32(values.capacity)))
     return values.element(index)
 
@@ -244,7 +248,7 @@ def stack(lowering, node, values, element_dtype, element_shape):
 @checked(_gather_site)
 def gather(lowering, node, values, indices, element_dtype, element_shape):
     import jax.numpy as jnp
-    indices = _int(indices)
+    indices = as_index(indices)
     lowering.check(node, jnp.any((indices < 0) | (indices >= values.length)), (indices, values.length))
     return jnp.take(values.items, indices, axis=0, mode="clip")
 
@@ -292,7 +296,7 @@ def split(lowering, node, values, value, piece_lengths):
 @checked(_scatter_site)
 def scatter(lowering, node, values, indices, value):
     import jax.numpy as jnp
-    indices = _int(indices).reshape(-1)
+    indices = as_index(indices).reshape(-1)
     capacity = values.capacity
     growable = lowering.facts.layouts.growable(node.inputs[0])
     if growable:
@@ -326,100 +330,3 @@ def _from_rows(lowering, node, values, rows, count):
 
 def size(values):
     return values.length
-
-
-# -- stacks: where a gradient saves values, pushed at the loop counter ------------------------------
-@with_node
-def stack_new(lowering, node, bound=None):
-    return Buffer.empty(lowering.layout(node.outputs[0]), 0)
-
-
-def stack_push(stack, index, value):
-    index = _int(index)
-    return Buffer(stack.with_element(index, value).items, index + 1)
-
-
-def stack_get(stack, index, element_dtype, element_shape):
-    return stack.element(_int(index))
-
-
-# -- gradient lists: dense buffers of gradients --------------------------------------------------
-@with_node
-def grad_init(lowering, node):
-    return Buffer.empty(lowering.layout(node.outputs[0]), 0)
-
-
-def grad_add(a, b):
-    import jax
-    return Buffer(jax.tree.map(lambda x, y: x + y, a.items, b.items), a.length)
-
-
-def grad_read(gradients, index, shape, element_dtype):
-    import jax.numpy as jnp
-    index = _int(index)
-    row = gradients.element(index)
-    return jnp.where((index >= 0) & (index < gradients.capacity), row, jnp.zeros_like(row))
-
-
-def grad_accumulate(gradients, index, value):
-    index = _int(index)
-    return Buffer(gradients.items.at[index].add(value, mode="drop"), gradients.length)
-
-
-def grad_scatter_add(gradients, indices, values):
-    indices = _int(indices).reshape(-1)
-    return Buffer(gradients.items.at[indices].add(values, mode="drop"), gradients.length)
-
-
-def grad_erase(gradients, indices):
-    indices = _int(indices).reshape(-1)
-    return Buffer(gradients.items.at[indices].set(0, mode="drop"), gradients.length)
-
-
-def grad_gather(gradients, indices, shape, element_dtype):
-    import jax.numpy as jnp
-    return jnp.take(gradients.items, _int(indices), axis=0, mode="fill", fill_value=0)
-
-
-@with_node
-def grad_stack(lowering, node, gradients, count, shape, element_dtype):
-    import jax.numpy as jnp
-    count = int(np.asarray(count)) if is_static(count) else None
-    if count is None:
-        raise unsupported(node, "the gradient of a list whose length is known only when the graph runs", (
-            "XLA compiles arrays of static shape only; give the TensorArray a fixed size"))
-    items = gradients.items[:count]
-    if items.shape[0] < count:
-        items = jnp.concatenate([items, jnp.zeros((count - items.shape[0],) + items.shape[1:], items.dtype)])
-    return items
-
-
-@with_node
-def grad_unstack(lowering, node, value):
-    import jax.numpy as jnp
-    layout = lowering.layout(node.outputs[0])
-    if value.shape[0] > layout.capacity:
-        raise unsupported(node, f"the gradient of a list of {value.shape[0]} elements, more than the "
-                                f"{layout.capacity} found when compiling,", "give the list a static length")
-    items = jnp.zeros((layout.capacity,) + value.shape[1:], value.dtype).at[:value.shape[0]].set(value)
-    return Buffer(items, jnp.int32(value.shape[0]))
-
-
-@with_node
-def grad_split(lowering, node, value, piece_lengths):
-    import jax.numpy as jnp
-    pieces = int(np.size(piece_lengths))
-    layout = lowering.layout(node.outputs[0])
-    rows = jnp.reshape(value, (pieces, value.shape[0] // max(pieces, 1)) + value.shape[1:])
-    items = jnp.zeros((layout.capacity,) + rows.shape[1:], value.dtype).at[:pieces].set(rows)
-    return Buffer(items, jnp.int32(pieces))
-
-
-@with_node
-def grad_concat(lowering, node, gradients, piece_lengths, row, element_dtype):
-    if not is_static(piece_lengths):
-        raise unsupported(node, "the gradient of joining a list of run-time length", (
-            "XLA compiles arrays of static shape only; give the TensorArray a fixed size"))
-    count = int(np.size(piece_lengths))
-    items = gradients.items[:count]
-    return items.reshape((-1,) + items.shape[2:])
