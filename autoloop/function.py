@@ -524,7 +524,8 @@ def _input_array(leaf, backend="numpy"):
     """`leaf` as the executor takes it: numpy values, or for backend jax also JAX arrays as they are
     (on their device, maybe sharded)."""
     if isinstance(leaf, Tensor):
-        return leaf.numpy()
+        value = leaf.numpy()
+        return _plain_for(backend, value) if type(value) is not np.ndarray else value
     if isinstance(leaf, TensorSpec):
         raise TypeError("a TensorSpec describes an input; call with a tensor or array of that spec")
     if _is_jax_array(leaf):
@@ -533,6 +534,17 @@ def _input_array(leaf, backend="numpy"):
     array = np.asarray(leaf)
     dtypes.as_dtype(array.dtype)  # TypeError for a dtype autoloop does not support
     return array[()] if array.ndim == 0 else array
+
+
+def _plain_for(backend: str, value):
+    """`value` as `backend` takes it: XLA takes plain arrays (an ndarray subclass passes its data), and
+    no masked array, whose mask it would drop."""
+    if backend != "jax" or not isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError("a masked array cannot be an argument of a backend='jax' function: XLA has no masks. "
+                        "Pass its values (array.filled(fill_value)), or use backend='numpy'")
+    return np.asarray(value)
 
 
 def _signature_key(leaves, reduce_retracing, backend="numpy"):

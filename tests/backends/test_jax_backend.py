@@ -333,6 +333,19 @@ def test_retracing_with_new_dtypes_and_shapes_and_unrelated_functions():
     assert f.experimental_get_tracing_count() == 3 and g.experimental_get_tracing_count() == 2
 
 
+def test_array_subclasses_pass_their_data_and_masked_arrays_are_refused():
+    class Labelled(np.ndarray):
+        pass
+
+    f = al.function(lambda x: x * 2, backend="jax")
+    labelled = np.arange(3, dtype=np.int32).view(Labelled)
+    for _ in range(2):
+        assert f(al.Tensor(labelled)).numpy().tolist() == [0, 2, 4]
+    with pytest.raises(TypeError, match=r"a masked array cannot be an argument of a backend='jax' function: XLA has "
+                                        r"no masks. Pass its values \(array.filled\(fill_value\)\)"):
+        f(al.Tensor(np.ma.masked_array([1, 2], mask=[False, True], dtype=np.int32)))
+
+
 def test_jax_arrays_take_the_short_call_path_with_new_dtypes_and_shapes():
     jnp = jax.numpy
 
