@@ -42,6 +42,20 @@ class _Raises:
         self.error = error
 
 
+def _traced_or_raises(trace):
+    """`trace()` (tracing one branch), or a `_Raises` when that branch raises whenever it runs: it read an
+    unbound variable, or Python code in it raised an error that is held back until the graph runs."""
+    try:
+        return trace()
+    except TracedUnboundError as error:
+        return _Raises(error)
+    except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
+        held = HeldBack.of(error)
+        if held is None:
+            raise
+        return _Raises(held)
+
+
 class _Misfit(Exception):
     """A branch's outputs do not fit the layout; `both`: what each branch gave, when both were traced."""
 
@@ -66,15 +80,9 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     def run(branch):
         if branch is None:
             return ()
-        try:
-            result = branch(*(copies.copy(value) for value in inputs))
-        except TracedUnboundError as error:  # this branch raises whenever it runs
-            return _Raises(error)
-        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
-            held = HeldBack.of(error)
-            if held is None:
-                raise
-            return _Raises(held)
+        result = _traced_or_raises(lambda: branch(*(copies.copy(value) for value in inputs)))
+        if isinstance(result, _Raises):
+            return result
         return tuple(result) if packed else pack(result, names)
 
     functions = tuple(f for f in (if_true, if_false) if f is not None)
@@ -212,15 +220,7 @@ def staged_if_exp(test, if_true, if_false, location=None):
     copies = Copies()
 
     def run(thunk):
-        try:
-            return (thunk(),)
-        except TracedUnboundError as error:  # this arm raises whenever it is chosen
-            return _Raises(error)
-        except Exception as error:  # noqa: BLE001 - held back only if Python code raised it
-            held = HeldBack.of(error)
-            if held is None:
-                raise
-            return _Raises(held)
+        return _traced_or_raises(lambda: (thunk(),))
     outputs, _ = _stage(test, lambda: run(if_true), lambda: run(if_false), ("conditional expression value",),
                         None, None, statement, copies)
     return outputs[0]
