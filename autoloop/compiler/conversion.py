@@ -260,7 +260,7 @@ def _with_user_frames(converted, original):
 
     @functools.wraps(original)
     def converted_function(*args, **kwargs):
-        _calls.depth = getattr(_calls, "depth", 0) + 1
+        _calls.depth += 1
         try:
             return converted(*args, **kwargs)
         except Exception as error:
@@ -279,7 +279,11 @@ def _with_user_frames(converted, original):
     return converted_function
 
 
-_calls = threading.local()  # how deep in converted functions this thread is
+class _CallDepth(threading.local):
+    depth = 0  # how deep in converted functions this thread is (a class default: no getattr per call)
+
+
+_calls = _CallDepth()
 
 
 def _exceptions():

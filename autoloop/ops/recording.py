@@ -24,7 +24,11 @@ import contextlib
 import threading
 from typing import Any, NamedTuple
 
-_state = threading.local()
+class _ThreadState(threading.local):
+    stack: list | None = None  # a class default: cheaper than getattr's caught AttributeError
+
+
+_state = _ThreadState()
 _recording_threads = [0]  # how many recorders are active in all threads together
 _count_lock = threading.Lock()
 
@@ -41,7 +45,7 @@ def _counted(change: int) -> None:
 
 def active() -> list:
     """This thread's active recorders, outermost first."""
-    stack = getattr(_state, "stack", None)
+    stack = _state.stack
     if stack is None:
         stack = _state.stack = []
     return stack

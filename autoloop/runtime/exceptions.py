@@ -186,11 +186,15 @@ def _stopping_error_in_context(error):
     return None
 
 
-_state = threading.local()
+class _ThreadState(threading.local):
+    tries: list | None = None
+
+
+_state = _ThreadState()
 
 
 def _active_tries() -> list:
-    tries = getattr(_state, "tries", None)
+    tries = _state.tries
     if tries is None:
         tries = _state.tries = []
     return tries
