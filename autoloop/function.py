@@ -120,10 +120,17 @@ class ConcreteFunction:
                 pack = _first if one_tensor else self._pack_arrays
             else:
                 pack = _one_tensor if one_tensor else self._pack_results
-            if one_tensor and self.backend == "jax":  # its runner hands over the one output alone
-                self._run_flat = self.compiled.runner(pack, one=_same if self._jax_arrays else Tensor)
-            else:
-                self._run_flat = self.compiled.runner(pack)
+            # A one-tensor result is handed over alone (`one`), straight into its Tensor where the value
+            # needs no conversion: a JAX backend's values come back converted, an array of rank >= 1
+            # stays an array (`eager` makes a rank-0 array a numpy scalar).
+            one = None
+            if one_tensor and self._jax_arrays:
+                one = _same
+            elif one_tensor:
+                output = self.graph.outputs[0]
+                converted = self.backend == "jax" or (output.shape.rank and output.dtype is not dtypes.variant)
+                one = Tensor if converted else eager
+            self._run_flat = self.compiled.runner(pack, one=one)
         return self._run_flat
 
     def _pack_results(self, results):

@@ -9,14 +9,22 @@ about what the same loop written by hand over numpy costs. For
 ``sum_square`` the generated code reads::
 
     def run(p0):
-        c3, = _constants
-        v0 = (p0 - p0)
-        # While while
-        lv1, lv2 = v0, v0
-        while (lv1 < p0):
-            lv2 = (lv2 + (lv1 * lv1))
-            lv1 = (lv1 + c3)
-        return (lv2,)
+        c0, c1, c4, = _constants
+        _token = _ignore()
+        try:
+            # While while
+            lv2, lv3 = c0, c1
+            while (lv2 < p0):
+                lv3 = (lv3 + (lv2 * lv2))
+                lv2 = (lv2 + c4)
+            return (lv3,)
+        except Exception as _error:
+            _reraise(_error)
+        except KeyboardInterrupt as _interrupt:
+            _locate(_interrupt)
+            raise
+        finally:
+            _restore(_token)
 
 How it is written (the rules torch.fx's code generator and a careful numpy
 programmer follow):
@@ -46,7 +54,9 @@ programmer follow):
 - **Errors.** Every statement is mapped to its node, and every op in it to
   its columns, so a failure names the op that failed and the user's line
   (`CompiledGraph`). Nesting needs the columns of the failing instruction,
-  which Python gives from 3.11 on; before that every value is named.
+  which Python gives from 3.11 on; before that every value is named. The
+  function itself ignores numpy's floating-point errors and hands failures
+  to that mapping, so a call of the graph is one Python call.
 
 A control-flow node is written by its op's ``"numpy"`` rule
 (`autoloop.ir.control_flow`), with the `Generator` methods below.
@@ -309,18 +319,60 @@ def generate(graph: Graph, check: bool = False) -> Generator:
 
     Constants and kernels reach ``run`` as one tuple, ``_constants``,
     unpacked into locals on entry: a loop reads a local faster than a
-    global.
+    global. ``run`` is complete: it ignores numpy's floating-point errors
+    while it runs (``_ignore``/``_restore``, `autoloop.ops.error_state`) and
+    hands a failure to ``_reraise`` (a ``KeyboardInterrupt`` to ``_locate``),
+    which the caller binds (`CompiledGraph`): a call of the graph is one
+    Python call. `variant` rewrites its first two lines and its return
+    line into another entry point with the same body at the same lines.
     """
     gen = Generator(check)
     params = [f"p{i}" for i in range(len(graph.inputs))]
-    results = gen.graph_body(graph, 1, params)
-    gen.line(1, f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
-    header = [f"def run({', '.join(params)}):"]
+    results = gen.graph_body(graph, 2, params)
+    gen.results = results
+    gen.line(2, _RETURN)
+    gen.return_line = len(gen.lines)
     bound = list(gen._bound.values())
     if bound:
-        header.append(f"    {', '.join(bound)}, = _constants")
         gen.namespace["_constants"] = tuple(gen.namespace[name] for name in bound)
+    gen.params, gen.constants = params, bound
     body = _cut(gen, 0)
-    gen.lines.extend(header)
+    gen.lines.extend(["", "", "    _token = _ignore()", "    try:"])
     _paste(gen, body)
-    return gen
+    gen.lines.extend(["    except Exception as _error:",
+                      "        _reraise(_error)",
+                      "    except KeyboardInterrupt as _interrupt:",
+                      "        _locate(_interrupt)",
+                      "        raise",
+                      "    finally:",
+                      "        _restore(_token)"])
+    gen.return_line += 4
+    return variant(gen, inputs="positional", result="tuple")
+
+
+_RETURN = "return ..."  # the return line's place, written by `variant`
+
+
+def variant(gen: Generator, inputs: str, result: str) -> Generator:
+    """`gen` with its entry point written: `inputs` ``"positional"`` (``run(p0, p1)``) or ``"sequence"``
+    (``run(inputs)``); `result` ``"tuple"`` (the outputs), ``"finish"`` (``_finish(outputs)``) or
+    ``"one"`` (``_one(output)``, for a graph with one output). Only lines 1 and 2 and the return line
+    change, so the line and column maps of the body hold for every variant."""
+    constants = f"{', '.join(gen.constants)}, = _constants" if gen.constants else ""
+    if inputs == "positional":
+        header, unpack = f"def run({', '.join(gen.params)}):", constants or "pass"
+    else:
+        header = "def run(inputs):"
+        unpack = "; ".join(part for part in (f"{', '.join(gen.params)}, = inputs" if gen.params else "",
+                                             constants) if part) or "pass"
+    names = ", ".join(gen.results) + ("," if len(gen.results) == 1 else "")
+    returned = {"tuple": f"({names})", "finish": f"_finish(({names}))", "one": f"_one({', '.join(gen.results)})"}
+    if result == "one" and len(gen.results) != 1:
+        raise ValueError(f"result='one' needs a graph with one output, this one has {len(gen.results)}")
+    lines = list(gen.lines)
+    lines[0], lines[1] = header, "    " + unpack
+    lines[gen.return_line - 1] = "        return " + returned[result]
+    written = Generator.__new__(Generator)
+    written.__dict__.update(gen.__dict__)
+    written.lines = lines
+    return written

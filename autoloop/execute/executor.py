@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from autoloop.execute.codegen import generate
+from autoloop.execute.codegen import generate, variant
 from autoloop.execute.errors import raise_for_node
 from autoloop.execute.expressions import locate
 from autoloop.ir.graph import Graph
@@ -32,46 +32,48 @@ class CompiledGraph:
 
     def __init__(self, graph: Graph, check: bool = False):
         self.graph = graph
-        gen = generate(graph, check=check)
-        self.source = "\n".join(gen.lines) + "\n"
+        self._gen = generate(graph, check=check)
+        self.source = "\n".join(self._gen.lines) + "\n"
         self.filename = f"<autoloop graph {graph.name} #{next(_serial)}>"
-        self._line_nodes = gen.line_nodes
-        self._line_spans = gen.line_spans
-        namespace = dict(gen.namespace, _check=_check_value)
+        self._line_nodes = self._gen.line_nodes
+        self._line_spans = self._gen.line_spans
         # Registered so tracebacks and debuggers can show the generated code.
         linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
         weakref.finalize(self, linecache.cache.pop, self.filename, None)  # no growth per trace
-        exec(compile(self.source, self.filename, "exec"), namespace)
-        self.generated = namespace["run"]  # the generated function itself: no error state, no error mapping
+        # The generated function itself, complete: numpy's error state and the failure mapping are in it.
+        self.generated = self._compile(self.source)
 
-        self._run = self.runner()
+    def _compile(self, source: str, **names):
+        """The ``run`` of `source` (a variant of this graph's code: same body, same lines), with `names`."""
+        namespace = dict(self._gen.namespace, _check=_check_value, _ignore=ignore_errors, _restore=restore_errors,
+                         _reraise=self.reraise, _locate=self.locate_interrupt, **names)
+        exec(compile(source, self.filename, "exec"), namespace)
+        return namespace["run"]
 
     def __call__(self, *inputs):
-        return self._run(inputs)
+        return self.generated(*inputs)
 
-    def runner(self, finish=None):
-        """``run(inputs)``: the graph on a sequence of inputs, its tuple of outputs given to `finish`.
+    def runner(self, finish=None, one=None):
+        """``run(inputs)``: the graph on a sequence of inputs, its tuple of outputs given to `finish`;
+        `one`, if given and the graph has one output, is given that output alone instead (as the
+        generated code computed it: rank 0 may be a 0-d array).
 
         numpy's errors are ignored while it runs, and a failure is mapped to
-        its node (`reraise`, `locate_interrupt`). For callers on a hot path
-        (`autoloop.function` packs its result tensor in `finish`): each
-        Python call saved is 0.06 µs of a 1.3 µs call.
+        its node (`reraise`, `locate_interrupt`). The run is the generated
+        function itself, written for this entry point (`codegen.variant`):
+        `autoloop.function`'s call of a cached trace makes one Python call
+        here, and `finish` or `one` packs its result tensors (each Python call
+        saved is 0.06 µs of a 1.3 µs call, more where the loop has evicted it
+        from the caches).
         """
-        generated = self.generated
-
-        def run(inputs):
-            token = ignore_errors()
-            try:
-                outputs = generated(*inputs)
-            except Exception as error:
-                self.reraise(error)
-            except KeyboardInterrupt as interrupt:
-                self.locate_interrupt(interrupt)
-                raise
-            finally:
-                restore_errors(token)
-            return outputs if finish is None else finish(outputs)
-        return run
+        if one is not None and len(self.graph.outputs) == 1:
+            result, names = "one", {"_one": one}
+        elif finish is not None:
+            result, names = "finish", {"_finish": finish}
+        else:
+            result, names = "tuple", {}
+        lines = variant(self._gen, inputs="sequence", result=result).lines
+        return self._compile("\n".join(lines) + "\n", **names)
 
     def reraise(self, error: Exception):
         """Raise what `error`, raised by the generated code, becomes: the failing node's error."""

@@ -70,8 +70,10 @@ class DifferentialProgram:
         """What a test inspects of the compiled graph (its generated ``source``) is the numpy executor's."""
         return getattr(self.__dict__["numpy"], name)
 
-    def runner(self, finish=None):
-        """``run(inputs)``, as `CompiledGraph.runner`."""
+    def runner(self, finish=None, one=None):
+        """``run(inputs)``, as `JaxProgram.runner`."""
+        if one is not None and len(self.graph.outputs) == 1:
+            return lambda inputs: one(self(*inputs)[0])
         return lambda inputs: self(*inputs) if finish is None else finish(self(*inputs))
 
     def __call__(self, *arrays):
