@@ -522,3 +522,43 @@ def test_float_pow_on_values_of_unknown_rank_gives_the_kernels_bits():
     graph, _ = trace_specs(lambda t: al.norm(t, 3, axis=0), [(dtypes.float32, TensorShape(None))])
     x = np.array([-17.726156, 33.43583, 0.8184903], np.float32)  # np.power and C pow differ in the last bit
     assert_equivalent(graph, [x], [x[::-1].copy()], [np.float32(-0.0) * x])
+
+
+# -- entry points -------------------------------------------------------------------------------
+def two_results(x, i):
+    total = x[i] + al.reduce_sum(x - x)  # inf - inf: numpy's "invalid value" error, which graphs ignore
+    return total, x * 2.0
+
+
+@needs_columns
+@pytest.mark.parametrize("fn, results", [(two_results, 2), ("in_a_loop_update", 1)])
+def test_every_entry_point_runs_the_same_code_and_maps_the_same_failure(fn, results):
+    """`CompiledGraph.__call__` and the variants `runner` writes (a tuple, `finish`, `one`) share the body
+    and its line maps: each gives the interpreter's values, and a failure names the same op and line."""
+    fn = make_function(FAILING, fn, {"al": al}) if isinstance(fn, str) else fn
+    x = np.arange(4, dtype=np.float32)
+    graph = graph_of(fn, x, 0, autograph=True)
+    compiled = CompiledGraph(graph)
+    expected = interpret(graph, x, np.int32(1))
+    entries = {"call": lambda inputs: compiled(*inputs), "tuple": compiled.runner(),
+               "finish": compiled.runner(finish=lambda outputs: ("finished", outputs)),
+               "one": compiled.runner(finish=lambda outputs: ("finished", outputs), one=lambda o: ("one", o))}
+    for name, run in entries.items():
+        found = run([x, np.int32(1)])
+        if name in ("finish", "one"):
+            tag, found = found
+            assert tag == ("one" if name == "one" and results == 1 else "finished"), name
+            found = (found,) if tag == "one" else found
+        assert len(found) == results and all(np.array_equal(a, b) for a, b in zip(found, expected)), name
+    errors = []
+    for name, run in entries.items():
+        with pytest.raises(InvalidArgumentError, match="index 7 is out of bounds") as raised:
+            run([x, np.int32(7)])
+        errors.append(str(raised.value))
+    assert len(set(errors)) == 1, errors
+    infinite = np.full(4, np.inf, np.float32)
+    with np.errstate(all="raise"):  # each entry point ignores numpy's errors itself, and restores them
+        for run in entries.values():
+            run([infinite, np.int32(1)])
+        with pytest.raises(FloatingPointError):
+            infinite - infinite
