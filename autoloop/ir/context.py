@@ -21,6 +21,11 @@ class _ThreadState(threading.local):
 
 _state = _ThreadState()
 _default_graph = None  # a callable giving the graph for ops outside any block, or None (eager)
+# Blocks open in all threads together. While none is open (every eager op and call outside a trace)
+# current_graph() reads no thread-local: its cache lines are the costliest part of a call that a
+# loop over large arrays has evicted.
+_open_blocks = [0]
+_count_lock = threading.Lock()
 
 
 def _stack() -> list:
@@ -32,9 +37,10 @@ def _stack() -> list:
 
 def current_graph():
     """The graph being built, or None when executing eagerly."""
-    stack = _state.stack  # not _stack(): every eager op and call asks
-    if stack:
-        return stack[-1]  # None inside an eager() block
+    if _open_blocks[0]:
+        stack = _state.stack  # not _stack(): every eager op and call asks
+        if stack:
+            return stack[-1]  # None inside an eager() block
     return _default_graph() if _default_graph is not None else None
 
 
@@ -47,20 +53,29 @@ def set_default_graph(provider) -> None:
 @contextlib.contextmanager
 def building(graph):
     """Send new ops into `graph` for the duration of the block."""
-    stack = _stack()
-    stack.append(graph)
-    try:
+    with _block(graph):
         yield graph
-    finally:
-        stack.pop()
 
 
 @contextlib.contextmanager
 def eager():
     """Run ops eagerly inside the block even while a graph is being built."""
+    with _block(None):
+        yield
+
+
+@contextlib.contextmanager
+def _block(graph):
     stack = _stack()
-    stack.append(None)
+    stack.append(graph)
+    _count_blocks(1)
     try:
         yield
     finally:
         stack.pop()
+        _count_blocks(-1)
+
+
+def _count_blocks(change: int) -> None:
+    with _count_lock:
+        _open_blocks[0] += change
