@@ -200,6 +200,10 @@ RETRACING_WARNING_THRESHOLD = 5  # tracing calls in a row, as TensorFlow's warni
 class Function:
     """A Python function run as graphs; see the module docstring."""
 
+    # What the short call path reads sits in the object, not in its __dict__ (a cached call after a
+    # loop over large arrays finds little of itself in the caches); the rest stays in __dict__.
+    __slots__ = ("_fast_runs", "_device_array_types", "_tracing_calls_in_a_row", "__dict__", "__weakref__")
+
     def __init__(self, python_function, autograph=True, input_signature=None, reduce_retracing=False,
                  backend="numpy", jax_arrays=False):
         if not callable(python_function):
