@@ -362,6 +362,13 @@ def test_jax_arrays_take_the_short_call_path_with_new_dtypes_and_shapes():
         assert found.dtype == expected.dtype and np.array_equal(found, expected)
     assert f.experimental_get_tracing_count() == 3  # (float32 (3,)), (int32 (4,)), (float32 (2, 2))
     assert len(f._device_array_types) == 1  # JAX's array type, found in a call
+    # The short path keys a JAX array by its abstract value: fresh arrays of one dtype and shape (new
+    # objects, results of other computations) share one entry, so the table does not grow per call.
+    entries = len(f._fast_runs)
+    for step in range(20):
+        x = jnp.arange(3.0) + step
+        assert f(x, jnp.int32(step)).numpy().tolist() == (np.arange(3.0) * 2 + 3 * step).tolist()
+    assert len(f._fast_runs) == entries
 
 
 def test_reduce_retracing_still_traces_per_shape_for_xla():
