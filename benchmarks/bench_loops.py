@@ -24,13 +24,17 @@ as a graph ``while_loop`` (``autograph=False``) and as the plain Python loop
 converted by ``@autoloop.function``. TensorFlow rows run the converted
 Python loop under ``tf.function`` (AutoGraph), JAX rows ``jax.lax`` loops
 under ``jax.jit``. Every implementation's result is checked against the
-baseline before timing.
+baseline before timing. Short workloads get more rounds than ``--rounds``
+(`rounds_for`: at least 20 ms of samples per implementation), since one
+short run's time depends on where numpy's allocator puts its arrays.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
+import time
 from typing import Callable
 
 import numpy as np
@@ -342,12 +346,31 @@ def check(workload: Workload) -> None:
         check_result(workload.title, name, fn(), expected, rtol=workload.rtol, atol=workload.rtol)
 
 
+SAMPLED_SECONDS = 0.02  # each implementation is timed for at least this long in all (see `rounds_for`)
+
+
+def rounds_for(workload: Workload, rounds: int) -> int:
+    """`rounds`, or more for a short workload: at least `SAMPLED_SECONDS` of samples per implementation.
+
+    A sample is one run, started after a garbage collection; a run of W5 (65 µs) takes 60 µs or 95 µs
+    depending on where numpy's allocator finds its megabyte (fresh pages or reused ones), and the state
+    changes every few dozen rounds. Nine such samples give a median ratio anywhere in 0.95–1.10; a few
+    hundred give the same figure run after run.
+    """
+    baseline = workload.impls["numpy"]
+    baseline()
+    start = time.perf_counter()
+    baseline()
+    seconds = max(time.perf_counter() - start, 1e-6)
+    return max(rounds, math.ceil(SAMPLED_SECONDS / seconds))
+
+
 def measure(quick: bool = False, rounds: int = 9, progress=None) -> list[tuple[Workload, dict]]:
     results = []
     for build in workloads(quick):
         workload = build()
         check(workload)
-        results.append((workload, interleaved_apart(workload.impls, rounds)))
+        results.append((workload, interleaved_apart(workload.impls, rounds_for(workload, rounds))))
         if progress:
             progress(f"{workload.key} done")
     return results

@@ -21,11 +21,18 @@ class _ThreadState(threading.local):
 
 _state = _ThreadState()
 _default_graph = None  # a callable giving the graph for ops outside any block, or None (eager)
-# Blocks open in all threads together. While none is open (every eager op and call outside a trace)
-# current_graph() reads no thread-local: its cache lines are the costliest part of a call that a
-# loop over large arrays has evicted.
-_open_blocks = [0]
+# Graph and eager blocks open, recorders (GradientTapes) active and a default graph installed, in all
+# threads together. While it is 0 (every eager op and call outside traces and tapes) there is nothing
+# else to ask, and hot paths read this one number: a thread-local read is the costliest part of a call
+# that a loop over large arrays has evicted from the caches.
+BUSY = [0]
 _count_lock = threading.Lock()
+
+
+def count_busy(change: int) -> None:
+    """Add `change` to `BUSY` (a block opened or closed, a recorder started or stopped)."""
+    with _count_lock:
+        BUSY[0] += change
 
 
 def _stack() -> list:
@@ -37,17 +44,21 @@ def _stack() -> list:
 
 def current_graph():
     """The graph being built, or None when executing eagerly."""
-    if _open_blocks[0]:
-        stack = _state.stack  # not _stack(): every eager op and call asks
-        if stack:
-            return stack[-1]  # None inside an eager() block
+    if not BUSY[0]:
+        return None
+    stack = _state.stack  # not _stack(): every eager op and call asks
+    if stack:
+        return stack[-1]  # None inside an eager() block
     return _default_graph() if _default_graph is not None else None
 
 
 def set_default_graph(provider) -> None:
     """Send ops made outside any block to ``provider()`` (None: run them eagerly again)."""
     global _default_graph
+    change = (provider is not None) - (_default_graph is not None)
     _default_graph = provider
+    if change:
+        count_busy(change)
 
 
 @contextlib.contextmanager
@@ -68,14 +79,9 @@ def eager():
 def _block(graph):
     stack = _stack()
     stack.append(graph)
-    _count_blocks(1)
+    count_busy(1)
     try:
         yield
     finally:
         stack.pop()
-        _count_blocks(-1)
-
-
-def _count_blocks(change: int) -> None:
-    with _count_lock:
-        _open_blocks[0] += change
+        count_busy(-1)

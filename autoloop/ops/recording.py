@@ -24,6 +24,8 @@ import contextlib
 import threading
 from typing import Any, NamedTuple
 
+from autoloop.ir import context
+
 class _ThreadState(threading.local):
     stack: list | None = None  # a class default: cheaper than getattr's caught AttributeError
 
@@ -41,6 +43,7 @@ def anywhere() -> bool:
 def _counted(change: int) -> None:
     with _count_lock:
         _recording_threads[0] += change
+    context.count_busy(change)
 
 
 def active() -> list:
