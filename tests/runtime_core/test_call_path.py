@@ -179,3 +179,32 @@ def test_a_compiled_graph_called_directly_also_ignores_errors():
     with np.errstate(all="raise"):
         big, inf = compiled(np.int32(2**20), np.float32(1.0))
     assert big == 0 and np.isinf(inf)
+
+
+def test_the_busy_count_that_lets_calls_skip_their_checks_returns_to_zero():
+    """`context.BUSY` counts traces, eager blocks, tapes and a TF1 default graph in all threads; while it
+    is 0 a call asks nothing else. Whatever ends a trace or a tape (an error included), it goes back."""
+    from autoloop.ir import context
+    assert context.BUSY[0] == 0
+
+    @al.function
+    def fails(x):
+        raise ValueError("while tracing")
+
+    with pytest.raises(ValueError, match="while tracing"):
+        fails(al.constant(1))
+    assert context.BUSY[0] == 0
+    x = al.constant(2.0)
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        assert context.BUSY[0] == 1
+        y = al.function(lambda v: v * v)(x)  # recorded: the call took the path that asks
+    assert context.BUSY[0] == 0 and tape.gradient(y, x).numpy() == 4.0
+    with context.eager():
+        assert context.BUSY[0] == 1
+    al.compat.v1.disable_eager_execution()
+    try:
+        assert context.BUSY[0] == 1 and context.current_graph() is not None
+    finally:
+        al.compat.v1.enable_eager_execution()
+    assert context.BUSY[0] == 0 and context.current_graph() is None
