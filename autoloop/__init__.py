@@ -17,7 +17,9 @@ from autoloop.control_flow.scan import scan
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
-from autoloop.function import ConcreteFunction, Function, RetracingWarning, TensorSpec, function
+from autoloop.arguments import TensorSpec
+from autoloop.concrete_function import ConcreteFunction
+from autoloop.function import Function, RetracingWarning, function
 from autoloop.compiler.api import do_not_convert, set_loop_options, to_code, to_graph
 from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse

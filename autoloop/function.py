@@ -25,169 +25,25 @@ new Function together trace it once.
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 import threading
 import warnings
 
 import numpy as np
 
-
 from autoloop import dtypes, nest
-from autoloop.backends import check_backend, compiler_for
-from autoloop.control_flow.array_elements import ArrayElements
-from autoloop.control_flow.composite import CompositeTensor
+from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
+                                name_of, signature_key, signature_of)
 from autoloop.autodiff import function_calls
+from autoloop.backends import check_backend
+from autoloop.concrete_function import AppendedList, ConcreteFunction
+from autoloop.control_flow.composite import CompositeTensor
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
 from autoloop.ops.dispatch import graph_value, verify
 from autoloop.runtime import trace as staging_trace
-from autoloop.runtime.lists import TensorList
-from autoloop.shapes import TensorShape, as_shape
-from autoloop.tensor import Tensor, eager, to_numpy_value
-
-
-class TensorSpec:
-    """A shape and dtype template: ``TensorSpec([None, 3], float32)``."""
-
-    def __init__(self, shape, dtype=dtypes.float32, name=None):
-        self.shape = as_shape(shape)
-        self.dtype = dtypes.as_dtype(dtype)
-        self.name = name
-
-    @classmethod
-    def from_tensor(cls, tensor, name=None):
-        return cls(tensor.shape, tensor.dtype, name)
-
-    def is_compatible_with(self, value) -> bool:
-        return value.dtype is self.dtype and self.shape.is_compatible_with(value.shape)
-
-    def __eq__(self, other):
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape, other.dtype)
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
-
-    def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={self.name!r})"
-
-
-class ConcreteFunction:
-    """One trace: `graph` with `inputs`/`outputs`, compiled and callable."""
-
-    def __init__(self, graph: Graph, structured_outputs, output_leaves, input_specs, decisions=(),
-                 backend: str = "numpy", jax_arrays: bool = False):
-        self.graph = graph
-        self.input_specs = input_specs
-        self.decisions = decisions  # for each loop and branch traced: staged or Python, and why
-        self.backend = backend
-        self._structured_outputs = structured_outputs
-        self._output_leaves = output_leaves  # per output leaf: number of graph outputs, or None
-        self._compiled = None
-        self._jax_arrays = jax_arrays
-        self._run_flat = None
-
-    @property
-    def inputs(self):
-        return [Tensor(value=v) for v in self.graph.inputs]
-
-    @property
-    def outputs(self):
-        return [Tensor(value=v) for v in self.graph.outputs]
-
-    @property
-    def compiled(self):
-        """The graph compiled for this function's backend (a `CompiledGraph`, a `JaxProgram`), made once."""
-        if self._compiled is None:
-            self._compiled = self.compile(self.graph)
-        return self._compiled
-
-    def compile(self, graph):
-        """`graph` compiled for this function's backend, with its options."""
-        options = {"jax_arrays": True} if self._jax_arrays else {}
-        return compiler_for(self.backend)(graph, **options)
-
-    @property
-    def run_flat(self):
-        """``run_flat(arrays)``: run on input arrays; the structured result of eager tensors (or, with
-        ``jax_arrays=True``, of the backend's arrays)."""
-        if self._run_flat is None:
-            one_tensor = (type(self._structured_outputs) is Tensor
-                          and [leaf for leaf, _ in self._output_leaves] == [self._structured_outputs])
-            # The common result, one tensor, skips the general packing (0.8 µs of a 2 µs call).
-            if self._jax_arrays:
-                pack = _first if one_tensor else self._pack_arrays
-            else:
-                pack = _one_tensor if one_tensor else self._pack_results
-            # A one-tensor result is handed over alone (`one`), straight into its Tensor where the value
-            # needs no conversion: a JAX backend's values come back converted, an array of rank >= 1
-            # stays an array (`eager` makes a rank-0 array a numpy scalar).
-            one = None
-            if one_tensor and self._jax_arrays:
-                one = _same
-            elif one_tensor:
-                output = self.graph.outputs[0]
-                converted = self.backend == "jax" or (output.shape.rank and output.dtype is not dtypes.variant)
-                one = Tensor if converted else eager
-            self._run_flat = self.compiled.runner(pack, one=one)
-        return self._run_flat
-
-    def _pack_results(self, results):
-        return self.pack_tensors([eager(r) if not isinstance(r, list) else Tensor(r) for r in results])
-
-    def _pack_arrays(self, results):
-        """The structured result with the backend's arrays as its tensors (``jax_arrays=True``); the
-        parts of composite results (TensorArrays, SparseTensors, appended lists) become Tensors."""
-        leaves, position = [], 0
-        for template, count in self._output_leaves:
-            if count is None:
-                leaves.append(template)
-                continue
-            parts = results[position:position + count]
-            position += count
-            if type(template) is Tensor:
-                leaves.append(parts[0])
-            else:
-                tensors = [Tensor(p) if isinstance(p, list | ArrayElements) else eager(np.asarray(p)) for p in parts]
-                leaves.append(_leaf_from_tensors(template, tensors))
-        return nest.pack_sequence_as(self._structured_outputs, leaves)
-
-    def pack_tensors(self, tensors):
-        """The structured result from one eager Tensor per graph output (a GradientTape keeps those)."""
-        leaves, position = [], 0
-        for template, count in self._output_leaves:
-            if count is None:
-                leaves.append(template)
-                continue
-            leaves.append(_leaf_from_tensors(template, tensors[position:position + count]))
-            position += count
-        return nest.pack_sequence_as(self._structured_outputs, leaves)
-
-    def __call__(self, *args):
-        """Run on the traced function's arguments; only tensors and arrays are fed.
-
-        TypeError if they are not as many, or not of the dtypes and shapes, as
-        the graph's inputs (a graph traced for int32 never runs on float32).
-        """
-        arrays = [_input_array(a, self.backend) for a in nest.flatten(list(args)) if _is_input(a)]
-        if len(arrays) != len(self.graph.inputs):
-            raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
-                            f"tensor arguments, got {len(arrays)}")
-        for position, (array, value) in enumerate(zip(arrays, self.graph.inputs)):
-            dtype, shape = dtypes.as_dtype(np.dtype(array.dtype)), TensorShape(np.shape(array))
-            if dtype is not value.dtype or not shape.is_subtype_of(value.shape):
-                raise TypeError(f"tensor argument {position} of this concrete function of {self.graph.name} "
-                                f"must be {value.dtype.name} of shape {value.shape}, got {dtype.name} of "
-                                f"shape {shape}; call the Function itself to trace for new inputs")
-        return self.run_flat(arrays)
-
-
-def _leaf_from_tensors(template, parts):
-    """One result of the traced function rebuilt from its graph outputs' eager Tensors."""
-    if isinstance(template, _AppendedList):
-        return [eager(value) for value in parts[0]._numpy]
-    return template.from_components(parts) if isinstance(template, CompositeTensor) else parts[0]
+from autoloop.tensor import Tensor
 
 
 class RetracingWarning(UserWarning):
@@ -218,7 +74,7 @@ class Function:
         self.reduce_retracing = reduce_retracing
         self.backend = backend
         self.jax_arrays = bool(jax_arrays)
-        self._signature = _signature_of(python_function)
+        self._signature = signature_of(python_function)
         self._converted = None
         self._traces: dict = {}
         # The short path's key of the positional tensors -> its trace's run_flat; None where the short
@@ -231,7 +87,7 @@ class Function:
         self._tracing_count = 0
         self._tracing_calls_in_a_row = 0
         self._warned_about_retracing = False
-        if input_signature is None and not reduce_retracing and _defaults_are_python(self._signature):
+        if input_signature is None and not reduce_retracing and defaults_are_python(self._signature):
             self._fast_runs = {}
         # Name, docstring and __wrapped__ only: merging the wrapped object's __dict__ would let a
         # wrapped Function (or any callable object) overwrite this Function's own state.
@@ -327,13 +183,13 @@ class Function:
         if fast_key is not None:
             fast_runs[fast_key] = concrete.run_flat
         elif self.backend == "jax" and not kwargs:
-            self._device_array_types |= {type(arg) for arg in args if _is_jax_array(arg)}
+            self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
         return concrete.run_flat(arrays)
 
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if _is_input(leaf)]
+        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if is_input(leaf)]
         return function_calls.call(concrete, inputs, arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -358,7 +214,7 @@ class Function:
         # A backend that compiles per concrete shape (XLA) gets a trace per concrete shape too: its
         # graph then knows every shape its compiler will see.
         per_shape = self._backend.static_shapes
-        key, arrays, specs = _signature_key(leaves, self.reduce_retracing and not per_shape, self.backend)
+        key, arrays, specs = signature_key(leaves, self.reduce_retracing and not per_shape, self.backend)
         if self.input_signature is not None and not per_shape:  # one trace, at the declared shapes
             key = ("input_signature",) + tuple(k for k in key if k[0] in ("py", "py-id"))
             specs = [(spec.dtype, spec.shape) for spec in self.input_signature]
@@ -385,7 +241,7 @@ class Function:
         if self._tracing_calls_in_a_row >= RETRACING_WARNING_THRESHOLD and not self._warned_about_retracing:
             self._warned_about_retracing = True
             warnings.warn(
-                f"{_name_of(self.python_function)} traced a new graph on each of its last "
+                f"{name_of(self.python_function)} traced a new graph on each of its last "
                 f"{self._tracing_calls_in_a_row} calls ({self._tracing_count} traces so far). Tracing is slow: "
                 f"every new Python value among the arguments (a number, a string, an object) and every new "
                 f"tensor dtype or shape traces again. Pass changing numbers as tensors "
@@ -395,22 +251,22 @@ class Function:
 
     def _bind(self, args, kwargs):
         if self.input_signature is not None:
-            args = _check_signature(self.input_signature, args, self.python_function)
+            args = check_signature(self.input_signature, args, self.python_function)
         if self._signature is None:
             return [list(args), dict(kwargs)]
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise TypeError(f"{_name_of(self.python_function)}(): {error}") from None
+            raise TypeError(f"{name_of(self.python_function)}(): {error}") from None
         bound.apply_defaults()
         return [list(bound.args), dict(bound.kwargs)]
 
     def _trace(self, arguments, specs) -> ConcreteFunction:
-        graph = Graph(_name_of(self.python_function))
+        graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
         with context.building(graph), staging_trace.tracing(graph) as trace:
             def placeholder(leaf):
-                if not _is_input(leaf):
+                if not is_input(leaf):
                     return leaf
                 dtype, shape = next(spec_iter)
                 return Tensor(value=graph.add_input(dtype, shape, name="arg"))
@@ -418,7 +274,7 @@ class Function:
             result = self._target(*args, **kwargs)
             output_leaves, outputs = [], []
             for leaf in nest.flatten(result):
-                leaf = _AppendedList.wrap(leaf)
+                leaf = AppendedList.wrap(leaf)
                 if isinstance(leaf, CompositeTensor):
                     parts = leaf.components()
                 elif isinstance(leaf, Tensor):
@@ -436,25 +292,6 @@ class Function:
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"
-
-
-class _AppendedList(CompositeTensor):
-    """A returned Python list that a graph loop appended to: it comes back as a list of tensors.
-
-    Inside the trace such a list travels as a TensorArray; the caller gets
-    what the plain function would have returned, a Python list (so
-    ``len(l)``, ``l[i]`` and ``autoloop.stack(l)`` work).
-    """
-
-    def __init__(self, array):
-        self.array = array
-
-    @classmethod
-    def wrap(cls, leaf):
-        return cls(leaf.array) if isinstance(leaf, TensorList) else leaf
-
-    def components(self):
-        return self.array.components()
 
 
 class _BoundFunctions:
@@ -506,31 +343,6 @@ def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=
 
 
 # -- signatures ---------------------------------------------------------------
-def _name_of(fn) -> str:
-    """A name for messages: any callable may be traced, not only functions with a ``__name__``."""
-    return getattr(fn, "__name__", None) or type(fn).__name__
-
-
-def _signature_of(fn):
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def _defaults_are_python(signature) -> bool:
-    if signature is None:
-        return False
-    return not any(_is_input(p.default) for p in signature.parameters.values())
-
-
-def _one_tensor(outputs) -> Tensor:
-    value = outputs[0]  # eager()'s rule, inlined: a call costs 0.06 µs of a 1.3 µs call
-    if isinstance(value, np.ndarray) and not value.ndim:
-        value = value[()]
-    return Tensor(value)
-
-
 _ndarray = np.ndarray  # one global read in the short path, not np's module dictionary too
 _BUSY = context.BUSY
 _SCALAR_TYPES = frozenset(dtype.as_numpy_dtype for dtype in dtypes.SUPPORTED)  # numpy scalar types, keyed alone
@@ -553,108 +365,3 @@ def _refuse_session_graph(function, graph) -> None:
         f"make it with backend='numpy' to run it in the Session"), (caller.f_code.co_filename, caller.f_lineno))
 
 
-def _first(results):
-    return results[0]
-
-
-def _same(result):
-    return result
-
-
-def _is_input(leaf) -> bool:
-    return isinstance(leaf, Tensor | np.ndarray | TensorSpec) or _is_jax_array(leaf)
-
-
-def _is_jax_array(leaf) -> bool:
-    """A JAX array (only possible once JAX is imported, so JAX is never imported here)."""
-    jax = sys.modules.get("jax")
-    return jax is not None and isinstance(leaf, jax.Array)
-
-
-def _input_array(leaf, backend="numpy"):
-    """`leaf` as the executor takes it: numpy values, or for backend jax also JAX arrays as they are
-    (on their device, maybe sharded)."""
-    if isinstance(leaf, Tensor):
-        value = leaf.numpy()
-        return _plain_for(backend, value) if type(value) is not np.ndarray else value
-    if isinstance(leaf, TensorSpec):
-        raise TypeError("a TensorSpec describes an input; call with a tensor or array of that spec")
-    if _is_jax_array(leaf):
-        dtypes.as_dtype(np.dtype(leaf.dtype))  # TypeError for a dtype autoloop does not support
-        return leaf if backend == "jax" else np.asarray(leaf)
-    array = np.asarray(leaf)
-    dtypes.as_dtype(array.dtype)  # TypeError for a dtype autoloop does not support
-    return array[()] if array.ndim == 0 else array
-
-
-def _plain_for(backend: str, value):
-    """`value` as `backend` takes it: XLA takes plain arrays (an ndarray subclass passes its data), and
-    no masked array, whose mask it would drop."""
-    if backend != "jax" or not isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError("a masked array cannot be an argument of a backend='jax' function: XLA has no masks. "
-                        "Pass its values (array.filled(fill_value)), or use backend='numpy'")
-    return np.asarray(value)
-
-
-def _signature_key(leaves, reduce_retracing, backend="numpy"):
-    key, arrays, specs = [], [], []
-    for leaf in leaves:
-        if isinstance(leaf, TensorSpec):
-            key.append(("spec", leaf.dtype, leaf.shape))
-            specs.append((leaf.dtype, leaf.shape))
-            continue
-        if _is_input(leaf):
-            if isinstance(leaf, Tensor) and leaf.is_symbolic:
-                raise TypeError(f"{leaf.name} is a symbolic tensor of another trace; pass eager values")
-            array = _input_array(leaf, backend)
-            dtype = dtypes.as_dtype(np.dtype(array.dtype))
-            shape = TensorShape(np.shape(array))
-            if reduce_retracing:
-                shape = TensorShape([None] * shape.rank)
-            key.append((dtype, shape))
-            specs.append((dtype, shape))
-            arrays.append(array)
-            continue
-        key.append(_python_key(leaf))
-    return tuple(key), arrays, specs
-
-
-def _python_key(value):
-    try:
-        hash(value)
-        return ("py", type(value), value)
-    except TypeError:
-        return ("py-id", type(value), id(value))
-
-
-def _check_signature(signature, args, fn) -> tuple:
-    """`args` checked against `signature`: a tuple of tensors (or TensorSpecs).
-
-    Python numbers, lists and numpy arrays are converted to the dtype of
-    their spec, as TensorFlow does (``f(3)`` for ``TensorSpec([], int32)``);
-    TypeError for an argument that does not fit its spec.
-    """
-    name = _name_of(fn)
-    if len(args) != len(signature):
-        raise TypeError(f"{name}() has input_signature of {len(signature)} tensors but was "
-                        f"called with {len(args)} arguments")
-    checked = []
-    for position, (spec, arg) in enumerate(zip(signature, args)):
-        if isinstance(arg, TensorSpec):
-            checked.append(arg)
-            continue
-        if isinstance(arg, Tensor):
-            value = arg
-        else:
-            try:
-                value = eager(to_numpy_value(arg, spec.dtype))
-            except (TypeError, ValueError) as error:
-                raise TypeError(f"{name}() argument {position} does not match its input_signature: "
-                                f"expected {spec}, got {arg!r} ({error})") from None
-        if value.dtype is not spec.dtype or not spec.shape.is_compatible_with(value.shape):
-            raise TypeError(f"{name}() argument {position} does not match its input_signature: "
-                            f"expected {spec}, got {value.dtype.name} tensor of shape {value.shape}")
-        checked.append(value)
-    return tuple(checked)

@@ -46,7 +46,8 @@ def visualize(fn, *args, lowered: bool = False, **kwargs) -> GraphPicture:
     its dot text, ``.svg()`` the drawing. `GraphvizMissing` at once if
     Graphviz cannot draw here.
     """
-    from autoloop.function import ConcreteFunction, Function, function
+    from autoloop.concrete_function import ConcreteFunction
+    from autoloop.function import Function, function
     if isinstance(fn, ConcreteFunction):
         graph = fn.graph
     else:

@@ -85,7 +85,7 @@ def backend(request, monkeypatch):
     name = getattr(request, "param", "numpy")
     if name == "jax":
         from autoloop.backends.jax import compile_graph
-        from autoloop.function import ConcreteFunction
+        from autoloop.concrete_function import ConcreteFunction
         from tests.backends.differential import DifferentialProgram
 
         def compile(self, graph):
