@@ -259,7 +259,7 @@ def main(argv=None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("steady", "cold", "both"), default="both", help="what to measure")
-    parser.add_argument("--cold-rounds", type=int, default=5, help="fresh processes per implementation and workload")
+    parser.add_argument("--cold-rounds", type=int, default=9, help="fresh processes per implementation and workload")
     args = command_line(__doc__, argv, "small sizes and few rounds: a smoke run", rounds=15, parser=parser)
     if optional("jax") is None:
         print("jax is not installed (pip install 'autoloop[jax]'): nothing to compare", file=sys.stderr)

@@ -27,6 +27,7 @@ import bench_memory
 from harness import command_line, environment, optional, skipped_frameworks
 
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
+COLD_ROUNDS = 9  # fresh processes per implementation and workload: a first call swings by 20% between processes
 
 
 def report(quick: bool, rounds: int, progress=None) -> str:
@@ -46,7 +47,7 @@ def report(quick: bool, rounds: int, progress=None) -> str:
     if optional("jax") is not None:
         backend = ["", "The JAX backend (`backend=\"jax\"`) against the same loops written by hand with `jax.jit` + "
                    "`jax.lax` (bench_jax):", "",
-                   *bench_jax.tables(quick, rounds, 1 if quick else 5, progress=say)]
+                   *bench_jax.tables(quick, rounds, 1 if quick else COLD_ROUNDS, progress=say)]
         say("jax backend done")
     notes = [note for workload, _ in loops for note in workload.notes]
     command = "python benchmarks/run_all.py" + (" --quick" if quick else "") + f" --rounds {rounds}"

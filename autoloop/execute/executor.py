@@ -40,8 +40,16 @@ class CompiledGraph:
         # Registered so tracebacks and debuggers can show the generated code.
         linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
         weakref.finalize(self, linecache.cache.pop, self.filename, None)  # no growth per trace
-        # The generated function itself, complete: numpy's error state and the failure mapping are in it.
-        self.generated = self._compile(self.source)
+        self._generated = None
+
+    @property
+    def generated(self):
+        """The generated function itself, ``run(p0, p1, ...)``, complete: numpy's error state and the
+        failure mapping are in it. Compiled on first use: `autoloop.function` calls the variant its
+        `runner` writes, and a first call should compile one function, not two."""
+        if self._generated is None:
+            self._generated = self._compile(self.source)
+        return self._generated
 
     def _compile(self, source: str, **names):
         """The ``run`` of `source` (a variant of this graph's code: same body, same lines), with `names`."""
