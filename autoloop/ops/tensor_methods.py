@@ -40,6 +40,17 @@ def _method(fn, python_name: str):
     return method
 
 
+def _equality_method(fn, python_name: str, with_none: bool):
+    """``==``/``!=``: element-wise, except against None, which no tensor equals (TensorFlow's rule:
+    ``t == None`` is False, so ``None in (t,)`` and ``x is None or x == None`` work)."""
+    def method(self, other):
+        if other is None:
+            return with_none
+        return fn(self, other)
+    method.__name__ = python_name
+    return method
+
+
 def _reflected_method(fn, python_name: str):
     def method(self, other):
         return fn(other, self)
@@ -81,6 +92,8 @@ def install(cls=Tensor) -> None:
         setattr(cls, f"__r{name}__", _reflected_method(fn, f"__r{name}__"))
     for name, fn in _COMPARISONS.items():
         setattr(cls, f"__{name}__", _method(fn, f"__{name}__"))
+    cls.__eq__ = _equality_method(math_ops.equal, "__eq__", with_none=False)
+    cls.__ne__ = _equality_method(math_ops.not_equal, "__ne__", with_none=True)
     for name, fn in _UNARY.items():
         setattr(cls, f"__{name}__", _unary_method(fn, f"__{name}__"))
     cls.__getitem__ = slice_tensor

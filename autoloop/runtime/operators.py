@@ -121,8 +121,9 @@ def range_(*args):
                 raise TypeError(f"range() needs integer bounds, got a {bound.dtype.name} tensor "
                                 f"({bound.name}); cast it with autoloop.cast(..., autoloop.int32)")
         return staged_loops.TensorRange(*(operator.index(a) if not is_graph_tensor(a) else a for a in args))
-    if None in args:
-        raise _unknown_bound(args.index(None), user_frame(sys._getframe(1)))
+    unknown = next((position for position, bound in enumerate(args) if bound is None), None)
+    if unknown is not None:  # by identity: `None in args` would compare tensors with None
+        raise _unknown_bound(unknown, user_frame(sys._getframe(1)))
     return builtins.range(*(operator.index(a) for a in args))
 
 

@@ -101,3 +101,27 @@ def test_converted_call_converts_user_functions():
             return x
         return -x
     assert al__.converted_call(helper, -4) == 4
+
+
+def test_range_takes_eager_tensor_bounds_as_pythons_range_takes_them():
+    """``range(n)`` in converted code run eagerly, `n` an eager tensor (found by the fuzzer: the check for
+    an unknown bound asked ``None in args``, which compared the tensor with None)."""
+    import autoloop as al
+    n = al.reduce_sum(al.constant([1, 2]))
+    assert list(al__.range_(n)) == list(range(n)) == [0, 1, 2]
+    assert list(al__.range_(al.constant(1), n, al.constant(2))) == [1]
+
+
+def test_no_tensor_equals_none():
+    """TensorFlow's rule: ``t == None`` is False and ``t != None`` True, eagerly and in a trace."""
+    import numpy as np
+
+    import autoloop as al
+    t = al.constant([1, 2])
+    assert (t == None) is False and (t != None) is True  # noqa: E711
+    assert None not in (t,) and (t == al.constant([1, 3])).numpy().tolist() == [True, False]
+
+    def compare(x):
+        return x == None, x != None, x == 1  # noqa: E711
+    equal, unequal, elementwise = al.function(compare, autograph=False)(t)
+    assert equal is False and unequal is True and np.array_equal(elementwise.numpy(), [True, False])
