@@ -28,11 +28,12 @@ from __future__ import annotations
 import sys
 import threading
 
-from autoloop.errors import UnsupportedError, stops_conversion
+from autoloop.errors import UnsupportedError, stopping_conversion, stops_conversion
 from autoloop.ir import context
 from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.ir.effects import has_effects
 from autoloop.runtime.undefined import HeldBack, TracedUnboundError, raise_when_run
+from autoloop.runtime.values import is_graph_tensor
 
 
 class suppress_if:  # noqa: N801  (used like a function in converted code)
@@ -55,7 +56,16 @@ class suppress_if:  # noqa: N801  (used like a function in converted code)
     def __exit__(self, kind, error, traceback):
         if kind is None or error is not self.pending or stops_conversion(error):
             return False  # no error, one the finally block raised, or autoloop's own
-        return bool(self.jumped())
+        jumped = self.jumped()
+        if is_graph_tensor(jumped):
+            location = caller_location()
+            raise stopping_conversion(UnsupportedError(
+                f"the finally block of the try statement at {describe(location)} returns, breaks or continues "
+                f"under a tensor condition, and its try body raised {type(error).__name__}: {error}. In Python the "
+                f"jump discards that error; here whether it jumps is known only when the graph runs, after "
+                f"tracing has stopped at the error. Make the condition a Python value, or move the jump out of "
+                f"the finally block")) from None
+        return bool(jumped)
 
 
 def entering_finally(block: suppress_if):
