@@ -66,6 +66,8 @@ def transform(tree, ctx):
     tree = Continues.transform(tree, ctx)  # before walrus: a continue must not skip a hoisted test
     tree = Walrus.transform(tree, ctx)  # before breaks: a break must skip the hoisted test
     tree = Breaks.transform(tree, ctx)  # last flag pass: loops now end only through their test
+    if ctx.has_try:
+        tree = finally_jumps.CaughtJumps.transform(tree, ctx)  # a caught error cancels the body's jumps
     if ctx.has_finally:
         tree = finally_jumps.FinallyJumps.transform(tree, ctx)  # a jump in finally cancels pending ones
     # After the flag passes (an append after a `return` is now inside their `if`), before the

@@ -59,13 +59,21 @@ class suppress_if:  # noqa: N801  (used like a function in converted code)
         jumped = self.jumped()
         if is_graph_tensor(jumped):
             location = caller_location()
+            pending = _as_raised(error)
             raise stopping_conversion(UnsupportedError(
                 f"the finally block of the try statement at {describe(location)} returns, breaks or continues "
-                f"under a tensor condition, and its try body raised {type(error).__name__}: {error}. In Python the "
+                f"under a tensor condition, and its try body raised {type(pending).__name__}: {pending}. In Python the "
                 f"jump discards that error; here whether it jumps is known only when the graph runs, after "
                 f"tracing has stopped at the error. Make the condition a Python value, or move the jump out of "
                 f"the finally block")) from None
         return bool(jumped)
+
+
+def _as_raised(error):
+    """`error` as the user's program raised it (what the runtime holds back or names differently)."""
+    if isinstance(error, HeldBack):
+        return error.exception
+    return UnboundLocalError(str(error)) if isinstance(error, TracedUnboundError) else error
 
 
 def entering_finally(block: suppress_if):

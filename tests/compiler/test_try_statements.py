@@ -199,6 +199,85 @@ def test_a_finally_that_jumps_under_a_tensor_condition_while_an_error_is_pending
     assert al.function(function)(-1, al.constant(5)).numpy() == -1  # no error pending: the return is staged
 
 
+CANCELLED = {
+    # An error raised after a jump (by a finally block, or a with statement's exit) cancels the jump;
+    # a handler that catches it goes on after the try (found by the fuzzer: seed 17, program 7663).
+    "return": """
+        def f(n):
+            try:
+                try:
+                    return n
+                finally:
+                    raise ValueError('after the return')
+            except ValueError:
+                n += 100
+            return n + 1
+        """,
+    "return_falls_off": """
+        def f(n):
+            try:
+                try:
+                    return n
+                finally:
+                    raise ValueError('after the return')
+            except ValueError:
+                pass
+        """,
+    "break": """
+        def f(n):
+            seen = []
+            for i in range(n):
+                try:
+                    try:
+                        break
+                    finally:
+                        raise ValueError('after the break')
+                except ValueError:
+                    seen.append(i)
+            return len(seen) * 10 + n
+        """,
+    "continue": """
+        def f(n):
+            total = 0
+            for i in range(n):
+                try:
+                    try:
+                        continue
+                    finally:
+                        raise ValueError('after the continue')
+                except ValueError:
+                    total += i
+            return total
+        """,
+    "with_exit": """
+        class Raising:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                raise KeyError('on exit')
+
+        def f(n):
+            try:
+                with Raising():
+                    return n
+            except KeyError:
+                n -= 1
+            return n * 3
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANCELLED))
+def test_an_error_raised_after_a_jump_and_caught_cancels_the_jump(name):
+    function = make_function(CANCELLED[name], "f")
+    for n in (0, 3):
+        assert conversion.convert(function)(n) == function(n), n
+    traced = al.function(function)(3)
+    expected = function(3)
+    assert (traced is None and expected is None) or al.constant(traced).numpy() == expected
+
+
 ESCAPING = {
     # what a loop or branch assigned before an exception left it stays assigned
     "loop": """

@@ -163,6 +163,49 @@ class FinallyJumps(_InFunctions):
             cleared=gast.Tuple(elts=cleared, ctx=gast.Load()), final=final)
 
 
+class CaughtJumps(_InFunctions):
+    """An error that a handler catches cancels the jumps the ``try`` body had set.
+
+    A ``return`` in the body whose ``finally`` block (or a ``with``
+    statement's exit) then raises never returns: the error replaces it, and
+    the handler runs, then the code after the ``try``. The flag passes set
+    ``do_return = True`` at the ``return``, so each handler first clears the
+    flags the body may set (a jump is taken only from a ``try`` that starts
+    with them clear: code after a jump does not run)::
+
+        try:                                try:
+            try:                                try:
+                return 1                            retval_ = 1
+            finally:                                    do_return = True
+                raise ValueError                finally:
+        except ValueError:                          raise ValueError
+            pass                            except ValueError:
+                                                do_return, retval_ = (False, al__.Undefined('retval_'))
+    """
+
+    def visit_Try(self, node):
+        self.generic_visit(node)
+        pending = sorted(_flags_set(node.body, self.ctx))
+        if not pending or not node.handlers:
+            return node
+        names, cleared = [], []
+        for name in pending:
+            names.append(name)
+            cleared.append(gast.Constant(value=False, kind=None))
+            retval = self.ctx.jump_flags.get(name)
+            if retval is not None:
+                names.append(retval)
+                cleared.append(templates.replace_expression(
+                    "runtime.Undefined(label)", runtime=self.ctx.runtime_name,
+                    label=gast.Constant(value=retval, kind=None)))
+        for handler in node.handlers:
+            clear = templates.replace("flags = cleared", flags=names, cleared=gast.Tuple(elts=cleared, ctx=gast.Load()))
+            handler.body = templates.located(clear, handler.body[0].lineno) + handler.body
+        return node
+
+    visit_TryStar = visit_Try
+
+
 def _flags_set(statements, ctx) -> set:
     """Jump flags that `statements` may set (``break_ = True``), nested functions excluded."""
     found = set()
