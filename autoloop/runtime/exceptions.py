@@ -155,6 +155,19 @@ class try_body:  # noqa: N801  (used like a function in converted code)
         return False
 
 
+def caught() -> None:
+    """The first statement of every ``except`` handler in converted code.
+
+    An error that stopped conversion (a documented limitation, such as a
+    graph loop staged inside the ``try``) is never the program's to handle:
+    raised again here when the handler caught it, or caught an error that a
+    ``finally`` block raised while it propagated (which replaced it).
+    """
+    stopping = _stopping_error_in_context(sys.exception() if hasattr(sys, "exception") else sys.exc_info()[1])
+    if stopping is not None:
+        raise stopping
+
+
 def held_back_at_top(error, location) -> bool:
     """Whether `error`, leaving the traced function, is raised by its graph instead.
 

@@ -83,8 +83,10 @@ class HeldBack(TracedUnboundError):
     def of(cls, error):
         """`error` as a HeldBack if it is one to hold back (not autoloop's own, nor raised while
         one propagated), else None."""
-        if isinstance(error, cls.HELD) and not stops_conversion(error) \
-                and not stops_conversion(error.__context__):
+        # The program's own raise or assert (`exceptions.raised`) too: raised as it is inside a try
+        # that catches errors, for its handlers; one they did not catch leaves the branch here.
+        own = isinstance(error, cls.HELD) or getattr(error, "__autoloop_raised__", False)
+        if own and not stops_conversion(error) and not stops_conversion(error.__context__):
             return cls(error, traceback_location(error.__traceback__))
         return None
 

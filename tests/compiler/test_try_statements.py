@@ -482,3 +482,66 @@ def test_try_except_under_tensor_conditions_is_not_implemented():
     with pytest.raises(NotImplementedError, match=r"try statement .*line 4") as error:
         al.function(function)(al.constant(3))
     assert "while loop" in str(error.value)
+
+
+def test_a_programs_error_that_leaves_its_try_inside_a_graph_branch_is_raised_only_if_that_path_runs():
+    # Found by the fuzzer (seed 37, program 2493): an assert inside a try whose handler does not catch it,
+    # traced in a branch that never runs, escaped tracing instead of waiting for the graph.
+    function = make_function("""
+        def check(y):
+            try:
+                assert y > 5, 'small'
+            except ValueError:
+                pass
+            return y
+
+        def f(a, d):
+            if a > 0:
+                return a
+            return check(d)
+        """, "f")
+    assert function(1, 2) == 1
+    assert al.function(function)(al.constant(1), 2).numpy() == 1
+    with pytest.raises(AssertionError, match="small"):
+        al.function(function)(al.constant(-1), 2)
+
+
+def test_a_limitation_that_a_finally_block_replaced_is_not_the_programs_to_catch():
+    # Found by the fuzzer (seed 29, program 1242): the loop the try cannot hold raised UnsupportedError,
+    # the finally block's raise replaced it and the handler caught that: a wrong answer, silently.
+    function = make_function("""
+        def f(n):
+            c = 0
+            try:
+                try:
+                    for i in range(n):
+                        pass
+                    c = 5
+                finally:
+                    raise ValueError('replaces it')
+            except ValueError:
+                pass
+            return c
+        """, "f")
+    assert function(3) == 5 and conversion.convert(function)(3) == 5
+    with pytest.raises(NotImplementedError, match=r"a for loop whose condition is a Tensor .* inside a try statement "
+                                                  r"with an except clause"):
+        al.function(function)(al.constant(3))
+
+
+def test_a_chained_comparison_reads_its_left_name_before_calling_the_middle():
+    # Found by the fuzzer (seed 37, program 8958): `w <= f(x) < g(y)` called f before reading the unbound w.
+    function = make_function("""
+        def f(n):
+            calls = []
+            if n > 5:
+                w = 1
+            try:
+                if w <= (calls.append(n) or len(calls)) < 10:
+                    pass
+            except UnboundLocalError:
+                return len(calls)
+            return -1
+        """, "f")
+    assert function(1) == 0
+    assert conversion.convert(function)(1) == 0

@@ -164,7 +164,9 @@ class FinallyJumps(_InFunctions):
 
 
 class CaughtJumps(_InFunctions):
-    """An error that a handler catches cancels the jumps the ``try`` body had set.
+    """What every ``except`` handler does first: ``al__.caught()`` (an error that stopped conversion
+    is never the program's to handle, even replaced by one a ``finally`` block raised), then cancel
+    the jumps the ``try`` body had set.
 
     A ``return`` in the body whose ``finally`` block (or a ``with``
     statement's exit) then raises never returns: the error replaces it, and
@@ -180,11 +182,15 @@ class CaughtJumps(_InFunctions):
                 raise ValueError                finally:
         except ValueError:                          raise ValueError
             pass                            except ValueError:
+                                                al__.caught()
                                                 do_return, retval_ = (False, al__.Undefined('retval_'))
     """
 
     def visit_Try(self, node):
         self.generic_visit(node)
+        for handler in node.handlers:
+            first = templates.replace("runtime.caught()", runtime=self.ctx.runtime_name)
+            handler.body = templates.located(first, handler.body[0].lineno) + handler.body
         pending = sorted(_flags_set(node.body, self.ctx))
         if not pending or not node.handlers:
             return node
@@ -200,7 +206,7 @@ class CaughtJumps(_InFunctions):
                     label=gast.Constant(value=retval, kind=None)))
         for handler in node.handlers:
             clear = templates.replace("flags = cleared", flags=names, cleared=gast.Tuple(elts=cleared, ctx=gast.Load()))
-            handler.body = templates.located(clear, handler.body[0].lineno) + handler.body
+            handler.body[1:1] = templates.located(clear, handler.body[0].lineno)
         return node
 
     visit_TryStar = visit_Try

@@ -83,9 +83,11 @@ class LogicalExpressions(Pass):
                              chain(templates.name(name), index + 1))
             return self._bind(right, name, body)
 
-        if isinstance(node.left, _SIMPLE) or isinstance(node.comparators[0], _SIMPLE):
+        # The left operand first, as Python does: a name may be unbound, and its error comes before
+        # any call in the middle operand runs (only a constant, or a simple middle, needs no binding).
+        if isinstance(node.left, gast.Constant) or isinstance(node.comparators[0], _SIMPLE):
             return chain(node.left, 0)
-        name = self.ctx.namer.new("chain_operand")  # evaluate the left operand first, as Python does
+        name = self.ctx.namer.new("chain_operand")
         return self._bind(node.left, name, chain(templates.name(name), 0))
 
     def _pair(self, left, op, right):
