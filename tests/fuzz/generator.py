@@ -196,8 +196,9 @@ class _FunctionWriter:
 
     def _bounded(self, expression):
         """`expression`, reduced when it may grow with the variables it changes (``c += c`` in a
-        loop doubles c each time: int32 would overflow where Python ints do not)."""
-        growing = set(self.assigned) | set(self.maybe_names) | {"get", "total"}
+        loop doubles c each time: int32 would overflow where Python ints do not). ``acc`` counts as
+        growing: ``acc.append(v1 - 2 * acc[-1])`` in a loop doubles its last element each time."""
+        growing = set(self.assigned) | set(self.maybe_names) | {"get", "total", "acc"}
         if growing & set(re.findall(r"[A-Za-z_]\w*", expression)):
             return f"({expression}) % 101"
         return expression
@@ -305,7 +306,7 @@ class _FunctionWriter:
                 f"{indent}    raise ValueError('raised at depth {scope.depth}')"]
 
     def _append(self, scope, indent):
-        line = f"{indent}acc.append({self.expression(scope)})"  # the value may not read acc[-1] yet
+        line = f"{indent}acc.append({self._bounded(self.expression(scope))})"  # may not read acc[-1] yet
         if scope.depth == 0:
             self.acc_nonempty = True
         return [line]
