@@ -49,6 +49,7 @@ def name_of(fn) -> str:
 
 
 def signature_of(fn):
+    """`fn`'s `inspect.Signature`, or None for a callable that has none (a builtin)."""
     try:
         return inspect.signature(fn)
     except (TypeError, ValueError):
@@ -56,12 +57,15 @@ def signature_of(fn):
 
 
 def defaults_are_python(signature) -> bool:
+    """Whether no default of `signature` is a graph input (then a call's positional arguments alone
+    select its trace: `Function`'s short path)."""
     if signature is None:
         return False
     return not any(is_input(p.default) for p in signature.parameters.values())
 
 
 def is_input(leaf) -> bool:
+    """Whether `leaf` becomes a graph input (a tensor, an array, a spec) rather than part of the key."""
     return isinstance(leaf, Tensor | np.ndarray | TensorSpec) or is_jax_array(leaf)
 
 
@@ -99,6 +103,9 @@ def plain_for(backend: str, value):
 
 
 def signature_key(leaves, reduce_retracing, backend="numpy"):
+    """``(key, arrays, specs)`` of a call's flattened arguments: the trace key (dtype and shape per
+    input, with every dimension unknown under `reduce_retracing`; `python_key` per other value), the
+    inputs as `backend` takes them, and the (dtype, shape) each graph input is traced with."""
     key, arrays, specs = [], [], []
     for leaf in leaves:
         if isinstance(leaf, TensorSpec):
@@ -122,6 +129,7 @@ def signature_key(leaves, reduce_retracing, backend="numpy"):
 
 
 def python_key(value):
+    """A Python argument's part of the key: by value, or by identity if it cannot be hashed."""
     try:
         hash(value)
         return ("py", type(value), value)

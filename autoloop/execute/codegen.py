@@ -347,14 +347,15 @@ def generate(graph: Graph, check: bool = False) -> Generator:
                       "    finally:",
                       "        _restore(_token)"])
     gen.return_line += 4
-    return variant(gen, inputs="positional", result="tuple")
+    gen.lines = variant(gen, inputs="positional", result="tuple")
+    return gen
 
 
 _RETURN = "return ..."  # the return line's place, written by `variant`
 
 
-def variant(gen: Generator, inputs: str, result: str) -> Generator:
-    """`gen` with its entry point written: `inputs` ``"positional"`` (``run(p0, p1)``) or ``"sequence"``
+def variant(gen: Generator, inputs: str, result: str) -> list[str]:
+    """The lines of `gen` with its entry point written: `inputs` ``"positional"`` (``run(p0, p1)``) or ``"sequence"``
     (``run(inputs)``); `result` ``"tuple"`` (the outputs), ``"finish"`` (``_finish(outputs)``) or
     ``"one"`` (``_one(output)``, for a graph with one output). Only lines 1 and 2 and the return line
     change, so the line and column maps of the body hold for every variant."""
@@ -372,7 +373,4 @@ def variant(gen: Generator, inputs: str, result: str) -> Generator:
     lines = list(gen.lines)
     lines[0], lines[1] = header, "    " + unpack
     lines[gen.return_line - 1] = "        return " + returned[result]
-    written = Generator.__new__(Generator)
-    written.__dict__.update(gen.__dict__)
-    written.lines = lines
-    return written
+    return lines

@@ -80,7 +80,7 @@ class CompiledGraph:
             result, names = "finish", {"_finish": finish}
         else:
             result, names = "tuple", {}
-        lines = variant(self._gen, inputs="sequence", result=result).lines
+        lines = variant(self._gen, inputs="sequence", result=result)
         return self._compile("\n".join(lines) + "\n", **names)
 
     def reraise(self, error: Exception):
