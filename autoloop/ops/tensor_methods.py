@@ -28,8 +28,7 @@ _REFLECTED = {
 }
 _COMPARISONS = {
     "lt": math_ops.less, "le": math_ops.less_equal, "gt": math_ops.greater, "ge": math_ops.greater_equal,
-    "eq": math_ops.equal, "ne": math_ops.not_equal,
-}
+}  # == and != too, with None's rule: `_equality_method`
 _UNARY = {"neg": math_ops.negative, "abs": math_ops.abs, "invert": math_ops.invert, "pos": math_ops.identity}
 
 

@@ -1,4 +1,4 @@
-"""A ``return``, ``break`` or ``continue`` in a ``finally`` block cancels what was pending.
+"""A jump in a ``finally`` block cancels what was pending; an error caught after a jump cancels the jump.
 
 In Python such a jump discards the exception the ``try`` raised, and the
 ``return``/``break``/``continue`` the ``try`` (or a handler) was taking. The
@@ -29,6 +29,13 @@ steps around them:
                                                     break_ = True
                                                     if not finally_jumped:
                                                         do_return, break_, retval_ = pending_jumps
+
+The mirror rule, `CaughtJumps`: an error raised after a jump (by a
+``finally`` block or a ``with`` statement's exit) cancels that jump, so
+every ``except`` handler first clears the flags its ``try`` body may have
+set; it also starts with ``al__.caught()``, which raises again an error
+that stopped conversion (a documented limitation is never the program's
+to handle, even when a ``finally`` block's error replaced it).
 
 ``finally_jumped`` is read by a closure, so it is a shared name (see
 `analysis.closures`): branches and loops inside the ``finally`` block write
@@ -142,25 +149,15 @@ class FinallyJumps(_InFunctions):
 
     def _set_aside(self, pending, flag, final):
         """`final` run with the pending jump flags cleared, and restored unless it jumped."""
-        names, cleared = [], []
-        for name in pending:
-            names.append(name)
-            cleared.append(gast.Constant(value=False, kind=None))
-            retval = self.ctx.jump_flags.get(name)
-            if retval is not None:  # a return cancelled by the finally block leaves no value
-                self.retvals.add(retval)
-                names.append(retval)
-                cleared.append(templates.replace_expression(
-                    "runtime.Undefined(label)", runtime=self.ctx.runtime_name,
-                    label=gast.Constant(value=retval, kind=None)))
+        names, cleared = _cleared(pending, self.ctx)
+        self.retvals |= set(names) - set(pending)  # a return cancelled by the finally block leaves no value
         return templates.replace("""
             saved = flags
             flags = cleared
             final
             if not flag:
                 flags = saved
-            """, saved=self.ctx.namer.new("pending_jumps"), flags=names, flag=flag,
-            cleared=gast.Tuple(elts=cleared, ctx=gast.Load()), final=final)
+            """, saved=self.ctx.namer.new("pending_jumps"), flags=names, flag=flag, cleared=cleared, final=final)
 
 
 class CaughtJumps(_InFunctions):
@@ -194,22 +191,28 @@ class CaughtJumps(_InFunctions):
         pending = sorted(_flags_set(node.body, self.ctx))
         if not pending or not node.handlers:
             return node
-        names, cleared = [], []
-        for name in pending:
-            names.append(name)
-            cleared.append(gast.Constant(value=False, kind=None))
-            retval = self.ctx.jump_flags.get(name)
-            if retval is not None:
-                names.append(retval)
-                cleared.append(templates.replace_expression(
-                    "runtime.Undefined(label)", runtime=self.ctx.runtime_name,
-                    label=gast.Constant(value=retval, kind=None)))
+        names, cleared = _cleared(pending, self.ctx)
         for handler in node.handlers:
-            clear = templates.replace("flags = cleared", flags=names, cleared=gast.Tuple(elts=cleared, ctx=gast.Load()))
+            clear = templates.replace("flags = cleared", flags=names, cleared=cleared)
             handler.body[1:1] = templates.located(clear, handler.body[0].lineno)
         return node
 
     visit_TryStar = visit_Try
+
+
+def _cleared(pending, ctx):
+    """``(names, values)``: the jump flags `pending` and the return values they carry, and a tuple
+    expression of what they hold before any jump (False; an unbound return value)."""
+    names, cleared = [], []
+    for name in pending:
+        names.append(name)
+        cleared.append(gast.Constant(value=False, kind=None))
+        retval = ctx.jump_flags.get(name)
+        if retval is not None:
+            names.append(retval)
+            cleared.append(templates.replace_expression(
+                "runtime.Undefined(label)", runtime=ctx.runtime_name, label=gast.Constant(value=retval, kind=None)))
+    return names, gast.Tuple(elts=cleared, ctx=gast.Load())
 
 
 def _flags_set(statements, ctx) -> set:
