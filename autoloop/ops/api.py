@@ -33,4 +33,5 @@ from autoloop.ops.graph_building import executing_eagerly, get_static_value, nam
 from autoloop.ops import nn_ops as _nn_ops, random_ops as _random_ops  # noqa: F401 - registers their ops
 from autoloop.ops.logging_ops import Assert, print_  # noqa: F401
 from autoloop.ops.logging_ops import print_ as print  # noqa: F401, A004 - autoloop.print
+from autoloop.ops.script_ops import numpy_function, py_function  # noqa: F401
 from autoloop.ops import tensor_methods  # noqa: F401, E402 - gives Tensor its operators, indexing, iteration

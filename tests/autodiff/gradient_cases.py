@@ -192,6 +192,9 @@ case("RandomUniform", "bounds", lambda lo, hi: al.random.uniform([2, 3], lo, hi,
      lambda rng: rng.uniform(-2, -1, (2, 1)), positive(), random=True)
 RESEED = _reseed
 
+# -- py_function: differentiable through the autoloop ops its Python function runs --------------------------
+case("PyFunction", "sin-times-x", lambda x: al.py_function(lambda t: al.sin(t) * t, [x], al.float64), normal(3))
+
 
 # -- TensorArrays (and, second order, the gradient lists they make) ---------------------------------------
 def _array(x):

@@ -25,6 +25,8 @@ TESTED_ELSEWHERE = {
     "executing_eagerly": "tests/ops/test_names.py", "get_static_value": "tests/ops/test_names.py",
     "name_scope": "tests/ops/test_names.py", "set_seed": "tests/ops/test_random.py",
     "convert_to_tensor": "tests/core/test_values.py", "slice_tensor": "Tensor.__getitem__ cases",
+    "py_function": "tests/function_surface/test_py_function.py",
+    "numpy_function": "tests/function_surface/test_py_function.py",
 }
 NAMESPACES = [autoloop, autoloop.math, autoloop.nn, autoloop.linalg, autoloop.random, autoloop.debugging,
               autoloop.sparse]

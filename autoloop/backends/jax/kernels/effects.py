@@ -1,7 +1,8 @@
 """JAX kernels of the ops with effects: print, assertions, the checks of converted code, random numbers.
 
-- ``print`` is an ordered host call (``jax.debug.callback(..., ordered=True)``,
-  what ``jax.debug.print`` is made of) that renders its values with the
+- ``print`` is an ordered host call (``io_callback(..., ordered=True)``, the
+  effect random draws and ``py_function`` also use, so all keep program
+  order with each other) that renders its values with the
   numpy kernel, so the text and the order are the numpy executor's; it
   prints nothing once a check has failed, as numpy would have stopped
   before it. TF1's ``Print`` (``compat.v1.Print``, an identity that prints
@@ -24,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, host_call, static_value
+from autoloop.backends.jax.lowering import checked, host_call, static_value, unsupported
 from autoloop.ops import registry
 
 
@@ -43,7 +44,9 @@ def _print_on_host(lowering, op, arrays, **attrs) -> None:
     def host_print(ok, *values):
         if ok:
             kernel(*_host(values), **attrs)
-    jax.debug.callback(host_print, _ok(lowering), *arrays, ordered=True)
+    # io_callback, not jax.debug.callback: one kind of ordered effect for every host call, so prints keep
+    # their order with py_function calls and random draws (JAX orders each kind of effect on its own).
+    jax.experimental.io_callback(host_print, None, _ok(lowering), *arrays, ordered=True)
 
 
 @host_call
@@ -110,3 +113,74 @@ def uniform(lowering, node, dims, minval, maxval, dtype, stream):
 def no_op():
     """TF1's ``no_op``/``group``: nothing to compute (its ordering edges are the graph's)."""
     return ()
+
+
+# -- py_function / numpy_function: the user's Python, called on the host --------------------------------
+def _result_structs(node, what: str) -> list:
+    """The ``ShapeDtypeStruct`` of each output: XLA needs every shape while compiling."""
+    structs = []
+    for value in node.outputs:
+        if not value.shape.is_fully_defined():
+            raise unsupported(node, f"{what} with a result of shape {value.shape}",
+                              "XLA needs the shape of each result while compiling: declare it with "
+                              "Tout=autoloop.TensorSpec(shape, dtype), or result.set_shape(shape) after the call")
+        structs.append(jax.ShapeDtypeStruct(tuple(value.shape.as_list()), value.dtype.as_numpy_dtype))
+    return structs
+
+
+class _HostError:
+    """The `reproduce` of a host call's check: raises what the user's Python raised on the host (the
+    callback cannot raise through XLA, so it keeps the error here and reports a failure)."""
+
+    def __init__(self):
+        self.error = None
+
+    def __call__(self):
+        raise self.error
+
+
+def _host_error_site(node):
+    return (), _HostError()
+
+
+def _call_on_host(lowering, node, arrays, attrs, what: str):
+    """`node`'s numpy kernel as a host callback: ordered when the node is an effect, pure otherwise.
+    Nothing is called once a check has failed (numpy would have stopped before it); an error the
+    Python function raises fails the node's check, raised after the call as on numpy."""
+    kernel = registry.get(node.op).kernel
+    structs = _result_structs(node, what)
+    holder = lowering.facts.sites.by_node[node].reproduce
+
+    def call(ok, *values):
+        zeros = [np.zeros(s.shape, s.dtype) for s in structs]
+        if not ok:
+            return zeros + [np.bool_(False)]
+        try:
+            results = kernel(*_host(values), **attrs)
+        except Exception as error:  # noqa: BLE001 - the user's error, raised on the host after the call
+            holder.error = error
+            return zeros + [np.bool_(True)]
+        results = results if node.tuple_result else (results,)
+        return [np.asarray(r, s.dtype).reshape(s.shape) for r, s in zip(results, structs)] + [np.bool_(False)]
+    outputs = structs + [jax.ShapeDtypeStruct((), np.bool_)]
+    if registry.get(node.op).stateful:
+        *results, failed = jax.experimental.io_callback(call, outputs, _ok(lowering), *arrays, ordered=True)
+    else:
+        *results, failed = jax.pure_callback(call, outputs, _ok(lowering), *arrays)
+    lowering.check(node, failed)
+    return tuple(results) if node.tuple_result else results[0]
+
+
+@host_call
+@checked(_host_error_site)
+def py_function(lowering, node, *arrays, func, results, eager_inputs):
+    what = "py_function" if eager_inputs else "numpy_function"
+    return _call_on_host(lowering, node, arrays, {"func": func, "results": results,
+                                                  "eager_inputs": eager_inputs}, what)
+
+
+@host_call
+@checked(_host_error_site)
+def py_function_gradient(lowering, node, *arrays, func, results, differentiable):
+    return _call_on_host(lowering, node, arrays, {"func": func, "results": results,
+                                                  "differentiable": differentiable}, "the gradient of py_function")
