@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autoloop import dtypes, nest
+from autoloop import dtypes, nest, signatures
 from autoloop.arguments import input_array, is_input
 from autoloop.backends import compiler_for
 from autoloop.control_flow.array_elements import ArrayElements
@@ -35,6 +35,7 @@ class ConcreteFunction:
         self._compiled = None
         self._jax_arrays = jax_arrays
         self._run_flat = None
+        self.parameters = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
 
     @property
     def inputs(self):
@@ -129,6 +130,29 @@ class ConcreteFunction:
                                 f"must be {value.dtype.name} of shape {value.shape}, got {dtype.name} of "
                                 f"shape {shape}; call the Function itself to trace for new inputs")
         return self.run_flat(arrays)
+
+
+    @property
+    def structured_outputs(self):
+        """What the traced Python function returned: symbolic tensors and Python values, nested."""
+        return self._structured_outputs
+
+    @property
+    def structured_input_signature(self):
+        """``(args, kwargs)`` of the trace: a `TensorSpec` for each tensor, Python values as they were."""
+        args = tuple(p.value for p in self.parameters if p.kind != "KEYWORD_ONLY")
+        return args, {p.name: p.value for p in self.parameters if p.kind == "KEYWORD_ONLY"}
+
+    def pretty_printed_signature(self, verbose=True) -> str:
+        """Its parameters, output type and captures, as TensorFlow prints them (`autoloop.signatures`)."""
+        return signatures.pretty_text(self.parameters, self._structured_outputs)
+
+    def __str__(self):
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self):
+        return (f"<ConcreteFunction {signatures.short_text(self.parameters, self._structured_outputs)} "
+                f"at 0x{id(self):X}>")
 
 
 def _leaf_from_tensors(template, parts):

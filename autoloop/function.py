@@ -31,10 +31,11 @@ import warnings
 
 import numpy as np
 
-from autoloop import dtypes, nest
+from autoloop import config, dtypes, nest, signatures
 from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
                                 name_of, signature_key, signature_of)
 from autoloop.autodiff import function_calls
+from autoloop.autograph.features import check_features
 from autoloop.backends import check_backend
 from autoloop.concrete_function import AppendedList, ConcreteFunction
 from autoloop.control_flow.composite import CompositeTensor
@@ -111,11 +112,13 @@ class Function:
         return self._converted
 
     def __call__(self, *args, **kwargs):
-        if _BUSY[0]:  # a graph is built or a tape records somewhere (see `context.BUSY`)
+        if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
             if context.current_graph() is not None:
                 if self.backend != "numpy":
                     _refuse_session_graph(self, context.current_graph())
                 return self._target(*args, **kwargs)  # called while tracing: inline
+            if config.functions_run_eagerly():
+                return self._call_eagerly(args, kwargs)
             if recording.anywhere() and recording.active():
                 return self._call_recorded(args, kwargs)
         fast_key = None
@@ -186,6 +189,12 @@ class Function:
             self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
         return concrete.run_flat(arrays)
 
+    def _call_eagerly(self, args, kwargs):
+        """`config.run_functions_eagerly(True)`: the plain Python function on the arguments as given (an
+        input signature still checks them), as TensorFlow runs it."""
+        arguments = self._bind(args, kwargs)
+        return self.python_function(*arguments[0], **arguments[1])
+
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
@@ -197,6 +206,11 @@ class Function:
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(spec for spec in self.input_signature)
         return self._concrete_and_inputs(args, kwargs)[0]
+
+    def pretty_printed_concrete_signatures(self, verbose=True) -> str:
+        """The signature of each concrete function traced so far, as TensorFlow prints them, one block
+        each (`autoloop.signatures`)."""
+        return "\n\n".join(concrete.pretty_printed_signature(verbose) for concrete in list(self._traces.values()))
 
     def experimental_get_tracing_count(self) -> int:
         """How many graphs this Function has traced (one per distinct input signature).
@@ -271,7 +285,10 @@ class Function:
                 dtype, shape = next(spec_iter)
                 return Tensor(value=graph.add_input(dtype, shape, name="arg"))
             args, kwargs = nest.map_structure(placeholder, arguments)
-            result = self._target(*args, **kwargs)
+            try:
+                result = self._target(*args, **kwargs)
+            except RecursionError:
+                raise _unending_recursion(self.python_function) from None
             output_leaves, outputs = [], []
             for leaf in nest.flatten(result):
                 leaf = AppendedList.wrap(leaf)
@@ -287,8 +304,10 @@ class Function:
         graph.outputs = outputs
         rewrite.remove_dead_nodes(graph)
         verify(graph)
-        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
-                                jax_arrays=self.jax_arrays)
+        concrete = ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
+                                    jax_arrays=self.jax_arrays)
+        concrete.parameters = signatures.parameters(self._signature, args, kwargs)
+        return concrete
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"
@@ -329,17 +348,54 @@ class _BoundFunctions:
 
 
 def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False, backend="numpy",
-             jax_arrays=False):
+             jax_arrays=False, jit_compile=None, experimental_relax_shapes=None, experimental_autograph_options=None):
     """Decorator (with or without arguments) making a `Function`; see the module docstring.
 
     `backend` is where its graphs run: ``"numpy"`` (the default) or ``"jax"``
     (compiled by XLA; ``pip install 'autoloop[jax]'``). With ``backend="jax"``,
     `jax_arrays=True` returns JAX arrays (no copy to the host) instead of Tensors.
+
+    TensorFlow's spellings: ``jit_compile=True`` is ``backend="jax"`` (XLA);
+    ``jit_compile=False`` or None leaves `backend` as given.
+    ``experimental_relax_shapes=True`` is ``reduce_retracing=True``.
+    ``experimental_autograph_options`` (an ``autograph.experimental.Feature``
+    or a tuple of them) is accepted and changes nothing: autoloop always
+    converts what those features name (see `autoloop.autograph.experimental`).
     """
+    backend = _jit_backend(jit_compile, backend)
+    reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
+    check_features(experimental_autograph_options)
+
     def decorate(python_function):
         return Function(python_function, autograph=autograph, input_signature=input_signature,
                         reduce_retracing=reduce_retracing, backend=backend, jax_arrays=jax_arrays)
     return decorate if fn is None else decorate(fn)
+
+
+def _unending_recursion(python_function) -> RecursionError:
+    """The error for a trace whose recursion never ends (a base case chosen by a tensor condition)."""
+    name = name_of(python_function)
+    return RecursionError(
+        f"the recursion went too deep while {name} was traced. A function that calls itself is unrolled "
+        f"while it is traced, one copy per call, so its recursion must end on Python values (a Python int "
+        f"argument counting down); a base case chosen by a tensor condition is never reached then. "
+        f"Write the recursion as a while loop over tensors, or pass the depth as a Python value")
+
+
+def _jit_backend(jit_compile, backend):
+    """The backend `jit_compile` asks for: XLA (``"jax"``) when true, `backend` otherwise."""
+    if not jit_compile or backend == "jax":
+        return backend
+    if backend != "numpy":
+        raise ValueError(f"jit_compile=True compiles with XLA (backend='jax'), but backend={backend!r} was given; "
+                         f"give one of them")
+    try:
+        check_backend("jax")
+    except ImportError:
+        raise ImportError("jit_compile=True compiles the function with XLA through JAX (backend='jax'), and the "
+                          "'jax' package is not installed: pip install 'autoloop[jax]', or leave jit_compile out "
+                          "to run on numpy") from None
+    return "jax"
 
 
 # -- signatures ---------------------------------------------------------------

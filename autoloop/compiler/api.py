@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from autoloop import source_map
 from autoloop.compiler import conversion
+from autoloop.compiler.passes.calls import BUILTIN_REPLACEMENTS
 from autoloop.errors import raise_at
 
 
@@ -37,11 +39,25 @@ def to_graph(fn):
 def do_not_convert(fn=None):
     """Mark `fn` to be called as it is from converted code, never converted.
 
-    Usable as ``@do_not_convert`` or ``do_not_convert(fn)``; returns `fn`.
+    Usable as ``@do_not_convert`` or ``do_not_convert(fn)``; returns `fn`. A
+    builtin that converted code replaces (``print``, ``len``, ``range``)
+    comes back as a new function that calls it as it is, so that only
+    calls through that name stay Python's: ``trace_print =
+    do_not_convert(print)`` prints while tracing only, as TensorFlow's
+    ``print`` does, and ``print`` itself still prints on every call.
     """
     if fn is None:
         return do_not_convert
+    if any(fn is builtin for builtin in BUILTIN_REPLACEMENTS):
+        fn = _called_as_is(fn)
     return conversion.mark_do_not_convert(fn)
+
+
+def _called_as_is(builtin):
+    @functools.wraps(builtin)
+    def called_as_is(*args, **kwargs):
+        return builtin(*args, **kwargs)
+    return called_as_is
 
 
 def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,

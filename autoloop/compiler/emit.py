@@ -94,13 +94,18 @@ def emit(node: gast.FunctionDef, ctx, free_names) -> Emitted:
     parameters = ", ".join([ctx.runtime_name, *free_names])
     indented = "".join("    " + line if line.strip() else line
                        for line in source.splitlines(keepends=True))
-    text = f"def {FACTORY}({parameters}):\n{indented}\n    return {node.name}\n"
+    # The factory is only compiled, never called. Its ``def`` would make the function's own name a
+    # local of the factory, so a recursive call would read a closure cell the original function
+    # never had: declared global, the name is looked up where the original looks it up.
+    own_name = "" if node.name in free_names else f"    global {node.name}\n"
+    text = f"def {FACTORY}({parameters}):\n{own_name}{indented}\n    return {node.name}\n"
     line_map, previous = {}, (user_file, ctx.user_line(node))
-    for line in range(1, source.count("\n") + 2):  # line n of `source` is line n + 1 of `text`
+    first = 2 if own_name else 1  # line n of `source` is line n + first of `text`
+    for line in range(1, source.count("\n") + 2):
         parsed_line = unparser.line_map.get(line)
         if parsed_line is not None:
             previous = (user_file, parsed_line + ctx.source.line_offset)
-        line_map[line + 1] = previous
+        line_map[line + first] = previous
     code = compile(text, filename, "exec")
     factory = next(c for c in code.co_consts if getattr(c, "co_name", None) == FACTORY)
     function_code = next(c for c in factory.co_consts if getattr(c, "co_name", None) == node.name)

@@ -21,10 +21,11 @@ class _ThreadState(threading.local):
 
 _state = _ThreadState()
 _default_graph = None  # a callable giving the graph for ops outside any block, or None (eager)
-# Graph and eager blocks open, recorders (GradientTapes) active and a default graph installed, in all
-# threads together. While it is 0 (every eager op and call outside traces and tapes) there is nothing
-# else to ask, and hot paths read this one number: a thread-local read is the costliest part of a call
-# that a loop over large arrays has evicted from the caches.
+# Graph and eager blocks open, recorders (GradientTapes) active, a default graph installed and
+# `autoloop.config.run_functions_eagerly(True)`, in all threads together. While it is 0 (every eager
+# op and call outside traces and tapes) there is nothing else to ask, and hot paths read this one
+# number: a thread-local read is the costliest part of a call that a loop over large arrays has
+# evicted from the caches.
 BUSY = [0]
 _count_lock = threading.Lock()
 
@@ -50,6 +51,16 @@ def current_graph():
     if stack:
         return stack[-1]  # None inside an eager() block
     return _default_graph() if _default_graph is not None else None
+
+
+def is_being_built(graph) -> bool:
+    """Whether this thread is building `graph` now: it, or a graph inside it, is in an open block."""
+    for building_graph in _stack():
+        while building_graph is not None:
+            if building_graph is graph:
+                return True
+            building_graph = building_graph.parent
+    return False
 
 
 def set_default_graph(provider) -> None:
