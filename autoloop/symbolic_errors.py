@@ -71,6 +71,22 @@ def value_error(tensor, frame) -> TypeError:
         f"it when the graph runs with autoloop.print"))
 
 
+def escaped_error(tensor) -> AttributeError | None:
+    """The error for ``.numpy()`` of a graph tensor whose trace has ended (kept in a list or an
+    attribute while the function was traced), or None while its graph is still being built or it
+    belongs to a TF1 graph. An AttributeError, as TensorFlow raises for its graph tensors."""
+    from autoloop.ir import context
+    graph = tensor.graph
+    while graph.parent is not None:
+        graph = graph.parent
+    if getattr(graph, "tf1_style", False) or context.is_being_built(graph):
+        return None
+    return AttributeError(
+        f"{tensor.name} is a graph tensor of the trace of {graph.name}, which has ended: it escaped the "
+        f"trace (kept in a Python list, attribute or closure) and never has a value, so it has no numpy(). "
+        f"Return it from the function to get its value on every call", name="numpy", obj=tensor)
+
+
 _UNKNOWN = object()
 
 

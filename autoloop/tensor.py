@@ -98,8 +98,9 @@ class Tensor:
     # -- eager values ------------------------------------------------------
     def numpy(self):
         if self._value is not None:
-            from autoloop.symbolic_errors import value_error
-            raise value_error(self, sys._getframe(1))
+            from autoloop.symbolic_errors import escaped_error, value_error
+            escaped = escaped_error(self)  # AttributeError, as TensorFlow's graph tensors have no numpy()
+            raise escaped if escaped is not None else value_error(self, sys._getframe(1))
         return self._numpy
 
     def __array__(self, dtype=None, copy=None):

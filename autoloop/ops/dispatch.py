@@ -145,8 +145,11 @@ def _add_to_graph(graph: Graph, opdef, inputs, attrs, name, fold=True):
     try:
         out_specs = opdef.infer(*specs, **attrs)
     except (TypeError, ValueError) as error:
-        location = user_location()
-        raise type(error)(f"{error} (in {opdef.name} at {format_location(location)})") from None
+        out_specs = _failing_when_run(opdef, specs, attrs, error)
+        if out_specs is None:
+            location = user_location()
+            raise type(error)(f"{error} (in {opdef.name} at {format_location(location)})") from None
+        fold = False
     single = isinstance(out_specs, Spec)
     out_specs = [out_specs] if single else list(out_specs)
     node = graph.add_node(opdef.name, values, attrs, [(s.dtype, s.shape) for s in out_specs],
@@ -157,6 +160,18 @@ def _add_to_graph(graph: Graph, opdef, inputs, attrs, name, fold=True):
         value.constant = spec.value if spec.value is not None else constant
     outputs = [Tensor(value=v) for v in node.outputs]
     return outputs[0] if single else tuple(outputs)
+
+
+def _failing_when_run(opdef, specs, attrs, error):
+    """The output specs of a node whose inputs' values, known while tracing, make its kernel fail
+    (`error`, an `InvalidArgumentError`: an index out of range): as in TensorFlow, the node fails when
+    the graph runs, if it runs at all (a result nobody uses is pruned). None for any other error."""
+    if not isinstance(error, InvalidArgumentError) or all(s.value is None for s in specs):
+        return None
+    try:
+        return opdef.infer(*[Spec(s.dtype, s.shape) for s in specs], **attrs)
+    except (TypeError, ValueError):
+        return None
 
 
 _FOLD_LIMIT = 1000  # elements: shape arithmetic, not data
@@ -336,7 +351,12 @@ def infer_node(node):
     specs = [Spec(v.dtype, v.shape, constant_value_of(v)) for v in node.inputs]
     if node.op == "Const":
         specs = []
-    out = opdef.infer(*specs, **attrs)
+    try:
+        out = opdef.infer(*specs, **attrs)
+    except (TypeError, ValueError) as error:  # a node that fails when it runs, as tracing made it
+        out = _failing_when_run(opdef, specs, attrs, error)
+        if out is None:
+            raise
     out = [out] if isinstance(out, Spec) else out
     return [(s.dtype, s.shape) for s in out]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from autoloop import nest
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.while_loop import staged_while as graph_while
-from autoloop.errors import ShapeInvariantError
+from autoloop.errors import ShapeInvariantError, stopping_conversion
 from autoloop.ops import api
 from autoloop.ops.dispatch import constant_value, convert
 from autoloop.runtime import trace as traces
@@ -50,6 +50,18 @@ class TensorRange:
             raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (tuple(args) + (1,))[:3]
         self.start, self.stop, self.step = start, stop, step
+
+    def __iter__(self):
+        """Python iteration (``list(range(n))``, ``zip``, a comprehension): the elements of
+        ``autoloop.range(start, stop, step)``, which needs a length known while tracing."""
+        elements = api.range(self.start, self.stop, self.step)
+        if elements.shape[0] is None:
+            raise stopping_conversion(TypeError(
+                f"Python iteration over {self!r} (list(), tuple(), zip(), a comprehension) needs its length "
+                f"while the function is traced, but its bounds are graph tensors whose values are known only "
+                f"when the graph runs. Use a for statement (`for i in range(n):` becomes a graph loop), or "
+                f"autoloop.range(n) as a tensor"))
+        return iter(elements)
 
     def __repr__(self):
         return f"TensorRange({self.start}, {self.stop}, {self.step})"
