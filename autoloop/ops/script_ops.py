@@ -78,9 +78,18 @@ def _call(arrays, func, results, eager_inputs) -> list:
     args = [eager(np.array(a)) if eager_inputs else np.array(a) for a in arrays]
     with context.eager():  # a Session runs graphs while its TF1 graph is the default one
         returned = func(*args)
+    return _results_of(returned, results, func)
+
+
+def _results_of(returned, results, func, keep_tensors=False) -> list:
+    """One value per declared result, from what `func` returned: a numpy value of the declared dtype,
+    or with `keep_tensors` func's own Tensor where it already fits (an eager tape recorded it)."""
     values = [returned] if results.single else _as_list(returned, len(results.specs), func)
-    return [_checked_result(value, dtype, shape, position, func)
-            for position, (value, (dtype, shape)) in enumerate(zip(values, results.specs))]
+    found = []
+    for position, (value, (dtype, shape)) in enumerate(zip(values, results.specs)):
+        fits = isinstance(value, Tensor) and value.dtype is dtype and value.shape.is_subtype_of(shape)
+        found.append(value if keep_tensors and fits else _checked_result(value, dtype, shape, position, func))
+    return found
 
 
 def _as_list(returned, count, func) -> list:
@@ -153,9 +162,8 @@ def _gradients_on_tape(arrays, func, results, differentiable) -> tuple:
         for tensor in sources:
             tape.watch(tensor)
         returned = func(*inputs)
-    targets = [returned] if results.single else _as_list(returned, len(results.specs), func)
-    targets = [convert(t, dtype) for t, (dtype, _) in zip(targets, results.specs)]
-    kept = [(t, s) for t, s, (dtype, _) in zip(targets, seeds, results.specs) if dtype.is_floating]
+    targets = _results_of(returned, results, func, keep_tensors=True)
+    kept = [(t, s) for t, s in zip(targets, seeds) if isinstance(t, Tensor) and t.dtype.is_floating]
     grads = tape.gradient([t for t, _ in kept], sources, output_gradients=[s for _, s in kept],
                           unconnected_gradients="zero")
     return tuple(np.asarray(g.numpy(), dtype=s.dtype.as_numpy_dtype) for g, s in zip(grads, sources))
@@ -178,13 +186,10 @@ def _stage(caller, func, inp, Tout, stateful, name, eager_inputs):  # noqa: N803
     inputs = [convert(value) for value in (inp if isinstance(inp, list | tuple) else [inp])]
     if context.current_graph() is None:  # eagerly: call it now (a GradientTape sees the ops it runs)
         if eager_inputs:
-            returned = func(*inputs)
-            values = [returned] if results.single else _as_list(returned, len(results.specs), func)
-            tensors = [value if isinstance(value, Tensor) and value.dtype is dtype else
-                       eager(_checked_result(value, dtype, shape, position, func))
-                       for position, (value, (dtype, shape)) in enumerate(zip(values, results.specs))]
+            values = _results_of(func(*inputs), results, func, keep_tensors=True)
         else:
-            tensors = [eager(v) for v in _call([t.numpy() for t in inputs], func, results, False)]
+            values = _call([t.numpy() for t in inputs], func, results, False)
+        tensors = [value if isinstance(value, Tensor) else eager(value) for value in values]
         return tensors[0] if results.single else tensors
     attrs = {"func": func, "results": results, "eager_inputs": eager_inputs}
     op = "PyFunction" if stateful else "PyFunctionStateless"

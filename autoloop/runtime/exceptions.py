@@ -129,8 +129,9 @@ def reject_inside_catching_try(what: str, location):
     if tries and (what.startswith("an assert") or tries[-1][0] is not context.current_graph()):
         raise_from_user(UnsupportedError(
             f"{what} ({describe(location)}) within the try statement at line {tries[-1][1]}: its "
-            f"handlers could never see an error raised when the graph runs; make the condition a "
-            f"Python value or move the try statement out of the converted function"), location)
+            f"handlers (or a jump in its finally block, which discards errors) could never see an error "
+            f"raised when the graph runs; make the condition a Python value or move the try statement out "
+            f"of the converted function"), location)
 
 
 class try_body:  # noqa: N801  (used like a function in converted code)

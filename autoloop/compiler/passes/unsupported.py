@@ -11,10 +11,11 @@
   A nested function's ``nonlocal`` name is loop state like a local (see
   `state.shared_names`).
 - ``if``/``while``/``for`` inside the body of a ``try`` with ``except``
-  clauses, or whose ``finally`` block returns or breaks (which discards any
-  error): recorded the same way, as ``("enclosed by", construct, line)``
-  (the handlers could never see errors raised when the graph runs). Other ``try``/``finally`` statements are fine: the
-  ``finally`` block simply follows.
+  clauses: recorded the same way, as ``("enclosed by", construct, line)``
+  (the handlers could never see errors raised when the graph runs). Other
+  ``try``/``finally`` statements are fine: the ``finally`` block simply
+  follows; one that returns or breaks discards the errors raised while
+  tracing, not those the graph raises when it runs (as in TensorFlow).
 - ``match`` subjects are wrapped in ``al__.match_subject(...)``, which raises
   NotImplementedError for a tensor.
 - The body of a ``try`` that catches errors runs in ``with
@@ -97,9 +98,15 @@ class UnsupportedConstructs(StatementPass):
         return node
 
     def _mark_inside_try(self, function):
-        """Control flow in a ``try`` body: its handlers could not see graph run-time errors."""
+        """Control flow in a ``try`` body: its handlers could not see graph run-time errors.
+
+        A ``try`` without handlers whose ``finally`` block jumps converts the control flow in its
+        body, as TensorFlow does: the jump discards the errors raised while tracing, as in Python,
+        but not those the graph raises when it runs (a ``raise`` staged there is still refused, by
+        ``try_body``).
+        """
         for statement in walk_scope(function):
-            if not _catches(statement):
+            if not _catches(statement) or not statement.handlers:
                 continue
             for child in (child for block in _catching_blocks(statement) for child in block):
                 for inner in walk_scope(child):
