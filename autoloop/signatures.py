@@ -39,10 +39,13 @@ def parameters(signature: inspect.Signature | None, args, kwargs) -> tuple:
     """The `Parameter`s of a trace whose function (of `signature`) was called as ``fn(*args, **kwargs)``;
     tensors among the arguments become their `TensorSpec`s."""
     args, kwargs = spec_structure(list(args)), spec_structure(dict(kwargs))
-    if signature is None:  # a callable inspect cannot read: its arguments by position and keyword
+    try:
+        bound = signature.bind(*args, **kwargs) if signature is not None else None
+    except TypeError:  # a signature that does not describe the call (a callable object's wrapper)
+        bound = None
+    if bound is None:  # its arguments by position and keyword
         return (tuple(Parameter(f"arg_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args))
                 + tuple(Parameter(k, "KEYWORD_ONLY", v) for k, v in kwargs.items()))
-    bound = signature.bind(*args, **kwargs)
     kinds = {p.name: p.kind for p in signature.parameters.values()}
     var_positional = any(kinds[name] is inspect.Parameter.VAR_POSITIONAL and value
                          for name, value in bound.arguments.items())
