@@ -46,12 +46,13 @@ def test_a_result_has_unknown_shape_unless_declared():
     @al.function
     def f(x):
         unknown = al.numpy_function(lambda a: a[:2], [x], al.float32)
-        declared = al.numpy_function(lambda a: a, [x], VECTOR)
+        declared = al.numpy_function(lambda a: a, [x], VECTOR, name="declared")
         shapes.append((unknown.shape, declared.shape))
         return unknown
 
     np.testing.assert_array_equal(f(al.constant([1., 2., 3.])).numpy(), [1., 2.])
     assert shapes == [(al.TensorShape(None), al.TensorShape([3]))]
+    assert "declared" in [node.name for node in f.get_concrete_function(al.constant([1., 2., 3.])).graph.nodes]
 
 
 @pytest.mark.parametrize("target", BACKENDS)
@@ -191,3 +192,39 @@ def test_in_a_tf1_session_with_gradients():
     np.testing.assert_array_equal(results[0], [0., 1., 4.])
     np.testing.assert_array_equal(results[1][0], [1., 2., 5.])
     np.testing.assert_array_equal(results[2], [0., 2., 4.])
+
+
+@pytest.mark.parametrize("target", BACKENDS)
+def test_gradient_through_py_function_in_a_graph_loop(target):
+    @al.function(backend=target)
+    def f(x):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            y, i = x, al.constant(0)
+            while i < 3:
+                y = al.py_function(al.sin, [y], al.TensorSpec([2], al.float32))
+                i += 1
+            loss = al.reduce_sum(y)
+        return tape.gradient(loss, x)
+
+    x = np.array([0.3, 0.7], np.float32)
+    once, twice = np.sin(x), np.sin(np.sin(x))
+    np.testing.assert_allclose(f(al.constant(x)).numpy(), np.cos(twice) * np.cos(once) * np.cos(x), rtol=1e-5)
+
+
+def test_in_a_tf1_while_loop_the_session_calls_it_per_iteration():
+    v1 = al.compat.v1
+    calls = []
+
+    def doubled(i):
+        calls.append(int(i))
+        return i * 2
+
+    graph = v1.Graph()
+    with graph.as_default():
+        n = v1.placeholder(al.int32, [])
+        loop = al.while_loop(lambda i, s: i < n, lambda i, s: (
+            i + 1, s + al.numpy_function(doubled, [i], al.TensorSpec([], al.int32))), (0, 0))
+        with v1.Session() as session:
+            assert session.run(loop, {n: 4}) == (4, 12)
+    assert calls == [0, 1, 2, 3]
