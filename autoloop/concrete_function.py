@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes, nest, signatures
-from autoloop.arguments import input_array, is_input
+from autoloop.arguments import TensorSpec, input_array, is_input
 from autoloop.backends import compiler_for
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
@@ -113,12 +113,16 @@ class ConcreteFunction:
             position += count
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         """Run on the traced function's arguments; only tensors and arrays are fed.
 
-        TypeError if they are not as many, or not of the dtypes and shapes, as
-        the graph's inputs (a graph traced for int32 never runs on float32).
+        Keyword arguments name the traced function's parameters, as in
+        TensorFlow. TypeError if they are not as many, or not of the dtypes
+        and shapes, as the graph's inputs (a graph traced for int32 never runs
+        on float32).
         """
+        if kwargs:
+            args = self._in_parameter_order(args, kwargs)
         arrays = [input_array(a, self.backend) for a in nest.flatten(list(args)) if is_input(a)]
         if len(arrays) != len(self.graph.inputs):
             raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
@@ -131,6 +135,14 @@ class ConcreteFunction:
                                 f"shape {shape}; call the Function itself to trace for new inputs")
         return self.run_flat(arrays)
 
+    def _in_parameter_order(self, args, kwargs) -> tuple:
+        """`args`, then the values of `kwargs` in the order of the parameters they name."""
+        names = [p.name for p in self.parameters]
+        unknown = sorted(set(kwargs) - set(names[len(args):]))
+        if unknown:
+            raise TypeError(f"this concrete function of {self.graph.name} got an unexpected keyword argument "
+                            f"{unknown[0]!r}; its parameters are ({', '.join(names)})")
+        return tuple(args) + tuple(kwargs[name] for name in names[len(args):] if name in kwargs)
 
     @property
     def structured_outputs(self):
@@ -140,8 +152,10 @@ class ConcreteFunction:
     @property
     def structured_input_signature(self):
         """``(args, kwargs)`` of the trace: a `TensorSpec` for each tensor, Python values as they were."""
-        args = tuple(p.value for p in self.parameters if p.kind != "KEYWORD_ONLY")
-        return args, {p.name: p.value for p in self.parameters if p.kind == "KEYWORD_ONLY"}
+        def named(p):  # a tensor parameter's spec carries its name, as in TensorFlow
+            return TensorSpec(p.value.shape, p.value.dtype, name=p.name) if isinstance(p.value, TensorSpec) else p.value
+        args = tuple(named(p) for p in self.parameters if p.kind != "KEYWORD_ONLY")
+        return args, {p.name: named(p) for p in self.parameters if p.kind == "KEYWORD_ONLY"}
 
     def pretty_printed_signature(self, verbose=True) -> str:
         """Its parameters, output type and captures, as TensorFlow prints them (`autoloop.signatures`)."""

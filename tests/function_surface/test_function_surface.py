@@ -177,3 +177,17 @@ def test_a_nested_recursive_function_still_sees_its_closure():
         return walk
 
     assert al.function(outer(3))(0) == 3
+
+
+def test_a_concrete_function_takes_keyword_arguments_and_names_its_specs():
+    @al.function
+    def scaled(a, b, factor=2):
+        return (a + b) * factor
+
+    concrete = scaled.get_concrete_function(al.constant(1), al.constant(2))
+    assert concrete(al.constant(1), b=al.constant(5)).numpy() == 12
+    assert concrete(b=al.constant(5), a=al.constant(2)).numpy() == 14
+    [a, b, factor], _ = concrete.structured_input_signature
+    assert (a.name, b.name, factor) == ("a", "b", 2)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'c'; its parameters are \(a, b, factor\)"):
+        concrete(al.constant(1), c=al.constant(2))
