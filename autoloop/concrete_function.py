@@ -15,6 +15,7 @@ from autoloop.arguments import TensorSpec, input_array, is_input
 from autoloop.backends import compiler_for
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
+from autoloop.errors import InputMismatchError
 from autoloop.ir.graph import Graph
 from autoloop.runtime.lists import TensorList
 from autoloop.shapes import TensorShape
@@ -121,6 +122,7 @@ class ConcreteFunction:
         and shapes, as the graph's inputs (a graph traced for int32 never runs
         on float32).
         """
+        self._check_python_values(args, kwargs)
         if kwargs:
             args = self._in_parameter_order(args, kwargs)
         arrays = [input_array(a, self.backend) for a in nest.flatten(list(args)) if is_input(a)]
@@ -130,10 +132,24 @@ class ConcreteFunction:
         for position, (array, value) in enumerate(zip(arrays, self.graph.inputs)):
             dtype, shape = dtypes.as_dtype(np.dtype(array.dtype)), TensorShape(np.shape(array))
             if dtype is not value.dtype or not shape.is_subtype_of(value.shape):
-                raise TypeError(f"tensor argument {position} of this concrete function of {self.graph.name} "
+                raise InputMismatchError(f"tensor argument {position} of this concrete function of {self.graph.name} "
                                 f"must be {value.dtype.name} of shape {value.shape}, got {dtype.name} of "
                                 f"shape {shape}; call the Function itself to trace for new inputs")
         return self.run_flat(arrays)
+
+    def _check_python_values(self, args, kwargs) -> None:
+        """TypeError if a Python value is given for a parameter the trace baked another value into
+        (``square = pow.get_concrete_function(x, 2)`` then ``square(x, 3)``), as in TensorFlow."""
+        given = dict(zip((p.name for p in self.parameters), args)) | kwargs
+        for parameter in self.parameters:
+            traced = parameter.value
+            if parameter.name not in given or isinstance(traced, TensorSpec | list | tuple | dict):
+                continue
+            value = given[parameter.name]
+            if not (type(value) is type(traced) and _same_python_value(value, traced)):
+                raise TypeError(f"this concrete function of {self.graph.name} was traced with {parameter.name}="
+                                f"{traced!r}, got {value!r}; call the Function itself to trace for other Python "
+                                f"values")
 
     def _in_parameter_order(self, args, kwargs) -> tuple:
         """`args`, then the values of `kwargs` in the order of the parameters they name."""
@@ -167,6 +183,13 @@ class ConcreteFunction:
     def __repr__(self):
         return (f"<ConcreteFunction {signatures.short_text(self.parameters, self._structured_outputs)} "
                 f"at 0x{id(self):X}>")
+
+
+def _same_python_value(value, traced) -> bool:
+    try:
+        return bool(value == traced)
+    except Exception:  # noqa: BLE001 - an object whose == is not a truth value: by identity
+        return value is traced
 
 
 def _leaf_from_tensors(template, parts):

@@ -28,6 +28,11 @@ class DivisionByZeroError(InvalidArgumentError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero: Python's ZeroDivisionError, TensorFlow's InvalidArgumentError."""
 
 
+class InputMismatchError(InvalidArgumentError, TypeError):
+    """A concrete function called on a tensor of another dtype or shape than its trace's: Python's
+    TypeError, TensorFlow's InvalidArgumentError."""
+
+
 class LoopVariableTypeError(AutoloopError, TypeError):
     """A loop variable or branch output changed dtype or nested structure."""
 

@@ -191,3 +191,21 @@ def test_a_concrete_function_takes_keyword_arguments_and_names_its_specs():
     assert (a.name, b.name, factor) == ("a", "b", 2)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'c'; its parameters are \(a, b, factor\)"):
         concrete(al.constant(1), c=al.constant(2))
+
+
+def test_a_concrete_function_keeps_the_python_values_it_was_traced_with():
+    @al.function
+    def power(a, b):
+        return a ** b
+
+    square = power.get_concrete_function(a=al.TensorSpec(None, al.float32), b=2)
+    assert "b (POSITIONAL_OR_KEYWORD): Literal[2]" in str(square)
+    assert square(al.constant(10.0)).numpy() == 100 and square(al.constant(10.0), b=2).numpy() == 100
+    with pytest.raises(TypeError, match=r"traced with b=2, got 3; call the Function itself"):
+        square(al.constant(10.0), b=3)
+    with pytest.raises(TypeError, match=r"traced with b=2, got 3"):
+        square(al.constant(10.0), 3)
+    with pytest.raises(al.errors.InvalidArgumentError, match=r"tensor argument 0 .* must be float32"):
+        square(al.constant(1))  # TensorFlow's error class, and a TypeError as before
+    with pytest.raises(TypeError, match=r"tensor argument 0 .* must be float32"):
+        square(al.constant(1))
