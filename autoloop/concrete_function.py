@@ -139,13 +139,19 @@ class ConcreteFunction:
 
     def _check_python_values(self, args, kwargs) -> None:
         """TypeError if a Python value is given for a parameter the trace baked another value into
-        (``square = pow.get_concrete_function(x, 2)`` then ``square(x, 3)``), as in TensorFlow."""
+        (``square = pow.get_concrete_function(x, 2)`` then ``square(x, 3)``), as in TensorFlow.
+
+        Tensors are fed in order whatever parameter they land on: ``evaluate(model, x)`` traced,
+        its concrete function is called as ``concrete(x)`` (TensorFlow's flat call).
+        """
         given = dict(zip((p.name for p in self.parameters), args)) | kwargs
         for parameter in self.parameters:
             traced = parameter.value
             if parameter.name not in given or isinstance(traced, TensorSpec | list | tuple | dict):
                 continue
             value = given[parameter.name]
+            if is_input(value):
+                continue
             if not (type(value) is type(traced) and _same_python_value(value, traced)):
                 raise TypeError(f"this concrete function of {self.graph.name} was traced with {parameter.name}="
                                 f"{traced!r}, got {value!r}; call the Function itself to trace for other Python "

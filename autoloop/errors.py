@@ -33,6 +33,11 @@ class InputMismatchError(InvalidArgumentError, TypeError):
     TypeError, TensorFlow's InvalidArgumentError."""
 
 
+class OutOfScopeError(AutoloopError, TypeError, ValueError):
+    """A graph tensor used while another graph is built (one that escaped its trace): TensorFlow's
+    TypeError, and a ValueError as autoloop reported it before."""
+
+
 class LoopVariableTypeError(AutoloopError, TypeError):
     """A loop variable or branch output changed dtype or nested structure."""
 

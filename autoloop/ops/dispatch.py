@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes
-from autoloop.errors import AutoloopError, InvalidArgumentError
+from autoloop.errors import AutoloopError, InvalidArgumentError, OutOfScopeError
 from autoloop.ir import context
 from autoloop.ir.graph import Graph, Value, known_value as constant_value_of
 from autoloop.ops import recording, registry
@@ -222,7 +222,7 @@ def graph_value(graph: Graph, tensor: Tensor) -> Value:
             return value
         if value.graph.is_ancestor_of(graph):
             return graph.capture(value)
-        raise ValueError(
+        raise OutOfScopeError(
             f"{tensor.name} belongs to another graph ({value.graph.name!r}) than the one being "
             f"built ({graph.name!r}): a tensor from one traced function cannot be used in "
             f"another; pass it in as an argument instead")

@@ -77,3 +77,39 @@ def test_python_iteration_of_a_range_of_unknown_length_says_what_to_do():
     with pytest.raises(TypeError, match=r"Python iteration over TensorRange.* needs its length while the function "
                                         r"is traced.*Use a for statement"):
         f(al.constant(3))
+
+
+leaked = None
+
+
+def test_a_leaked_tensor_used_in_another_trace_is_a_type_error_as_in_tensorflow():
+    @al.function
+    def leaky(a):
+        global leaked
+        leaked = a + 1
+        return leaked
+
+    assert leaky(al.constant(1)).numpy() == 2
+    with pytest.raises(AttributeError, match="escaped the trace"):
+        leaked.numpy()
+
+    @al.function
+    def captures_leaked(b):
+        b += leaked
+        return b
+
+    with pytest.raises(TypeError, match=r"Add:0 belongs to another graph \('leaky'\) than the one being built "
+                                        r"\('captures_leaked'\).*pass it in as an argument"):
+        captures_leaked(al.constant(2))
+
+
+def test_a_concrete_function_is_called_with_its_tensors_only():
+    class Model:
+        bias, weight = 5.0, 2.0
+
+    def evaluate(model, x):
+        return model.weight * x + model.bias
+
+    x = al.constant(10.)
+    concrete = al.function(evaluate).get_concrete_function(Model(), x)
+    assert concrete(x).numpy() == 25.0  # the model was baked in: TensorFlow's flat call
