@@ -228,3 +228,20 @@ def test_in_a_tf1_while_loop_the_session_calls_it_per_iteration():
         with v1.Session() as session:
             assert session.run(loop, {n: 4}) == (4, 12)
     assert calls == [0, 1, 2, 3]
+
+
+def test_the_reference_interpreter_runs_it_as_the_executor_does():
+    from autoloop.execute.interpreter import interpret
+
+    @al.function
+    def f(x):
+        i = al.constant(0)
+        while i < 3:
+            x = al.py_function(lambda t: t * 2 + 1, [x], al.TensorSpec([2], al.float32))
+            i += 1
+        return x
+
+    x = np.array([1., 2.], np.float32)
+    graph = f.get_concrete_function(al.constant(x)).graph
+    np.testing.assert_array_equal(interpret(graph, x)[0], f(al.constant(x)).numpy())
+    np.testing.assert_array_equal(interpret(graph, x)[0], [15., 23.])
