@@ -245,3 +245,23 @@ def test_the_reference_interpreter_runs_it_as_the_executor_does():
     graph = f.get_concrete_function(al.constant(x)).graph
     np.testing.assert_array_equal(interpret(graph, x)[0], f(al.constant(x)).numpy())
     np.testing.assert_array_equal(interpret(graph, x)[0], [15., 23.])
+
+
+@pytest.mark.parametrize("target", BACKENDS)
+def test_only_the_branch_that_runs_calls_it(target):
+    calls = []
+
+    def record(a):
+        calls.append(float(a))
+        return a * 10
+
+    @al.function(backend=target)
+    def f(x):
+        if x > 0:
+            y = al.numpy_function(record, [x], SCALAR)
+        else:
+            y = -x
+        return y
+
+    assert f(al.constant(2.)).numpy() == 20. and f(al.constant(-3.)).numpy() == 3.
+    assert calls == [2.]
