@@ -265,3 +265,24 @@ def test_only_the_branch_that_runs_calls_it(target):
 
     assert f(al.constant(2.)).numpy() == 20. and f(al.constant(-3.)).numpy() == 3.
     assert calls == [2.]
+
+
+@pytest.mark.parametrize("target", BACKENDS)
+def test_an_error_in_a_loop_stops_the_loop_and_later_effects(target, capsys):
+    def fails_at_two(i):
+        if i == 2:
+            raise ValueError("at two")
+        return i
+
+    @al.function(backend=target)
+    def f(n):
+        i = al.constant(0)
+        while i < n:
+            al.print("i", i)
+            i = al.numpy_function(fails_at_two, [i], al.TensorSpec([], al.int32)) + 1
+        return i
+
+    with pytest.raises(InvalidArgumentError, match=r"PyFunction \(node PyFunction\) failed while running: "
+                                                   r"ValueError: at two"):
+        f(al.constant(5))
+    assert capsys.readouterr().out == "i 0\ni 1\ni 2\n"
