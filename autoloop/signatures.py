@@ -23,6 +23,7 @@ import inspect
 from typing import NamedTuple
 
 from autoloop.arguments import TensorSpec
+from autoloop.control_flow.composite import CompositeTensor
 from autoloop.tensor import Tensor
 
 
@@ -88,9 +89,10 @@ def type_text(value) -> str:
         return f"List[{', '.join(type_text(item) for item in value)}]"
     if isinstance(value, dict):
         return f"Dict[{', '.join(f'[{key!r}, {type_text(item)}]' for key, item in value.items())}]"
-    spec = getattr(value, "dtype", None)
-    if spec is not None and hasattr(value, "shape"):  # a composite (TensorArray, SparseTensor, ...)
-        return f"{type(value).__name__}Spec(shape={value.shape}, dtype={value.dtype!r})"
+    if isinstance(value, CompositeTensor):  # TensorArraySpec(element_shape=(), dtype=...), SparseTensorSpec(...)
+        shape = getattr(value, "element_shape", None)
+        shape_text = f"element_shape={shape}" if shape is not None else f"shape={getattr(value, 'shape', None)}"
+        return f"{type(value).__name__}Spec({shape_text}, dtype={getattr(value, 'dtype', None)!r})"
     return f"Literal[{value!r}]"
 
 

@@ -209,3 +209,13 @@ def test_a_concrete_function_keeps_the_python_values_it_was_traced_with():
         square(al.constant(1))  # TensorFlow's error class, and a TypeError as before
     with pytest.raises(TypeError, match=r"tensor argument 0 .* must be float32"):
         square(al.constant(1))
+
+
+def test_composite_results_print_as_their_specs():
+    @al.function
+    def f(x):
+        return al.TensorArray(al.float32, size=1).write(0, x), al.SparseTensor([[0, 1]], [1.0], [2, 3])
+
+    assert str(f.get_concrete_function(al.constant(1.))).splitlines()[3] == (
+        "  Tuple[TensorArraySpec(element_shape=(), dtype=autoloop.float32), "
+        "SparseTensorSpec(shape=(2, 3), dtype=autoloop.float32)]")
