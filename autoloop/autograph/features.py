@@ -35,10 +35,10 @@ class Feature(enum.Enum):
     NAME_SCOPES = "NAME_SCOPES"
 
 
-def check_features(options) -> None:
-    """TypeError unless `options` is None, a `Feature` or a list or tuple of them."""
+def check_features(options, argument: str = "experimental_autograph_options") -> None:
+    """TypeError unless `options` (given as `argument`) is None, a `Feature` or a list or tuple of them."""
     items = options if isinstance(options, list | tuple) else [options] if options is not None else []
     for item in items:
         if not isinstance(item, Feature):
-            raise TypeError(f"experimental_autograph_options takes autoloop.autograph.experimental.Feature "
-                            f"values (a Feature or a tuple of them), got {item!r}")
+            raise TypeError(f"{argument} takes autoloop.autograph.experimental.Feature values (a Feature or a "
+                            f"tuple of them), got {item!r}")

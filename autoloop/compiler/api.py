@@ -16,8 +16,11 @@ def _python_function(fn):
     return getattr(fn, "python_function", fn)
 
 
-def to_code(fn) -> str:
+def to_code(fn, recursive=True, experimental_optional_features=None) -> str:
     """The converted source of `fn` (a function or an ``@autoloop.function``) as readable Python.
+
+    `recursive` and `experimental_optional_features` are TensorFlow's
+    arguments (`_tensorflow_options`).
 
         >>> print(to_code(sum_square))
         def sum_square(n):
@@ -25,15 +28,30 @@ def to_code(fn) -> str:
             i, result = al__.while_stmt(loop_cond, loop_body, (i, result), ('i', 'result'))
             return result
     """
+    _tensorflow_options(recursive, experimental_optional_features)
     return conversion.converted_source(_python_function(fn))
 
 
-def to_graph(fn):
+def to_graph(fn, recursive=True, experimental_optional_features=None):
     """The converted Python function itself (not traced); call it inside a trace to stage it.
 
     For an ``@autoloop.function`` this converts the function it wraps.
+    `recursive` and `experimental_optional_features` are TensorFlow's
+    arguments (`_tensorflow_options`).
     """
+    _tensorflow_options(recursive, experimental_optional_features)
     return conversion.convert(_python_function(fn))
+
+
+def _tensorflow_options(recursive, features) -> None:
+    """TensorFlow's conversion options, checked: calls to your functions are always converted
+    (``recursive=True``), and every optional feature is always on (`autograph.features`)."""
+    from autoloop.autograph.features import check_features  # autoloop.autograph imports this module
+    if not recursive:
+        raise ValueError("recursive=False: autoloop always converts the functions a converted function "
+                         "calls (they keep Python's semantics wherever values are Python values); leave "
+                         "recursive out, or mark a function autoloop.do_not_convert")
+    check_features(features, "experimental_optional_features")
 
 
 def do_not_convert(fn=None):

@@ -219,3 +219,16 @@ def test_composite_results_print_as_their_specs():
     assert str(f.get_concrete_function(al.constant(1.))).splitlines()[3] == (
         "  Tuple[TensorArraySpec(element_shape=(), dtype=autoloop.float32), "
         "SparseTensorSpec(shape=(2, 3), dtype=autoloop.float32)]")
+
+
+def test_to_code_and_to_graph_take_tensorflows_options():
+    def f(x):
+        return x + 1
+
+    feature = al.autograph.experimental.Feature
+    assert al.autograph.to_code(f, recursive=True, experimental_optional_features=feature.LISTS) == al.to_code(f)
+    assert al.autograph.to_graph(f, experimental_optional_features=(feature.ALL,))(2) == 3
+    with pytest.raises(ValueError, match="recursive=False: autoloop always converts the functions"):
+        al.autograph.to_graph(f, recursive=False)
+    with pytest.raises(TypeError, match="experimental_optional_features takes .*Feature values"):
+        al.to_code(f, experimental_optional_features="LISTS")
