@@ -23,6 +23,9 @@ from autoloop.tensor import Tensor
 def binary_inputs(x, y):
     """Both operands as tensors, Python values taking the other's dtype.
 
+    Of two Python values the first decides: ``maximum(0., [1, -1])`` is
+    ``[1., 0.]`` (float32), ``add(1, 2.5)`` a TypeError (2.5 is no int32).
+
     A *weak* tensor (a Python number that graph control flow made a tensor)
     acts like that number: it takes the other operand's dtype; two weak ones
     meet at the wider kind (an int and a float give a float).
@@ -32,8 +35,9 @@ def binary_inputs(x, y):
             return x, convert(y, x.dtype if _is_python(y) else None)
     elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    else:
-        x, y = convert(x), convert(y)
+    else:  # the first operand fixes the dtype of a Python second one, as in TensorFlow
+        x = convert(x)
+        y = convert(y, x.dtype if _is_python(y) else None)
     if (x._weak or y._weak) and x.dtype is not y.dtype:
         return _promote_weak(x, y)
     return x, y

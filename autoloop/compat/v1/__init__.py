@@ -11,10 +11,14 @@ Build a graph, then run parts of it in a `Session`::
         tf.global_variables_initializer().run()
         print(sess.run(r))                # 11
 
-Besides the TF1 names below, every op of ``autoloop`` is here under its
-usual name (``tf.constant``, ``tf.add``, ...). `while_loop` and `cond`
-follow TF1's return conventions (see `graph_ops`). The Session runs graphs
-on the dataflow executor (``autoloop.execute.dataflow``).
+Besides the TF1 names below, every op and namespace of ``autoloop`` is
+here under its usual name (``tf.constant``, ``tf.add``, ``tf.nn``,
+``tf.function``, ...), and TF1's own spellings (``tf.random_uniform``,
+``tf.to_float``, ``reduce_sum(..., keep_dims=True)``, `spellings`) and
+optimizers (``tf.train.GradientDescentOptimizer``, `train`) are here too.
+`while_loop` and `cond` follow TF1's return conventions (see `graph_ops`);
+`gradients` also takes variables. The Session runs graphs on the dataflow
+executor (``autoloop.execute.dataflow``).
 """
 
 from autoloop.dtypes import (  # noqa: A004
@@ -27,7 +31,8 @@ from autoloop.ops.api import abs, pow, round  # noqa: F401,A004
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
-from autoloop import errors, nest
+from autoloop import autograph, debugging, errors, linalg, math, nest, random, sparse  # noqa: F401
+from autoloop import GradientTape, TensorSpec, do_not_convert, function, scan, set_loop_options, to_code, to_graph
 from autoloop.ops import v1_ops as _v1_ops  # noqa: F401 - registers the TF1 graph ops
 from autoloop.compat.v1.graph import (
     Graph, Operation, control_dependencies, disable_eager_execution, enable_eager_execution,
@@ -38,3 +43,9 @@ from autoloop.compat.v1.session import Session, get_default_session
 from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)
+from autoloop.compat.v1.spellings import *  # noqa: F401,F403 - TF1's names of autoloop's ops
+from autoloop.compat.v1 import initializers, nn, train  # noqa: E402
+from autoloop.compat.v1.initializers import (  # noqa: E402
+    random_normal_initializer, random_uniform_initializer, truncated_normal_initializer)
+from autoloop.ops.random_ops import truncated_normal  # noqa: E402
+from autoloop.compat.v1.train import gradients  # noqa: E402

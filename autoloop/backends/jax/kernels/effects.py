@@ -100,6 +100,11 @@ def normal(lowering, node, dims, mean, stddev, dtype, stream):
 
 
 @host_call
+def truncated_normal(lowering, node, dims, mean, stddev, dtype, stream):
+    return _draw(lowering, node, dims, (mean, stddev))
+
+
+@host_call
 @checked(replay(1, 2, when=lambda node: node.attrs["dtype"].is_integer))
 def uniform(lowering, node, dims, minval, maxval, dtype, stream):
     if dtype.is_integer:
