@@ -215,15 +215,20 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     Floats default to ``[0, 1)``; integer dtypes (int32, int64) need
     `maxval`. Seeding: see the module docstring.
     """
+    return draw_uniform(shape, minval, maxval, dtype, _SEEDS.stream(seed), name)
+
+
+def draw_uniform(shape, minval, maxval, dtype, stream: RandomStream, name=None):
+    """`uniform` drawing from `stream` (a `Generator`'s, or a seed pair's)."""
     dtype = dtypes.as_dtype(dtype)
     _check_result_dtype("uniform", dtype, _UNIFORM_DTYPES)
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"uniform: give maxval for the integer dtype {dtype.name}")
         maxval = 1
-    low, high = (_parameter(value, dtype) for value in (minval, maxval))
-    attrs = {"dtype": dtype, "stream": _SEEDS.stream(seed)}
-    return apply("RandomUniform", [_shape_tensor(shape), low, high], attrs, name=name)
+    low, high = (parameter_tensor(value, dtype) for value in (minval, maxval))
+    attrs = {"dtype": dtype, "stream": stream}
+    return apply("RandomUniform", [shape_tensor(shape), low, high], attrs, name=name)
 
 
 # -- RandomNormal, TruncatedNormal ---------------------------------------------------------------
@@ -275,13 +280,18 @@ for _name, _sample, _jax in (("RandomNormal", _standard_normal, "normal"),
 
 def _normal_fn(op_name, public_name, doc):
     def fn(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-        dtype = dtypes.as_dtype(dtype)
-        _check_result_dtype(public_name, dtype, infer.FLOATS)
-        attrs = {"dtype": dtype, "stream": _SEEDS.stream(seed)}
-        inputs = [_shape_tensor(shape), _parameter(mean, dtype), _parameter(stddev, dtype)]
-        return apply(op_name, inputs, attrs, name=name)
+        return draw_normal(op_name, shape, mean, stddev, dtype, _SEEDS.stream(seed), name)
     fn.__name__, fn.__doc__ = public_name, doc
     return fn
+
+
+def draw_normal(op_name, shape, mean, stddev, dtype, stream: RandomStream, name=None):
+    """`normal` (`op_name` ``RandomNormal``) or `truncated_normal` (``TruncatedNormal``) drawing from `stream`."""
+    dtype = dtypes.as_dtype(dtype)
+    _check_result_dtype("normal" if op_name == "RandomNormal" else "truncated_normal", dtype, infer.FLOATS)
+    attrs = {"dtype": dtype, "stream": stream}
+    inputs = [shape_tensor(shape), parameter_tensor(mean, dtype), parameter_tensor(stddev, dtype)]
+    return apply(op_name, inputs, attrs, name=name)
 
 
 normal = _normal_fn("RandomNormal", "normal", """Numbers drawn from a normal distribution, in a tensor of `shape` (floats).
@@ -295,10 +305,12 @@ truncated_normal = _normal_fn("TruncatedNormal", "truncated_normal", """Numbers 
     """)
 
 
-def _shape_tensor(shape):
+def shape_tensor(shape):
+    """The shape of a random op's result as an int32 tensor (a list of ints, or a tensor as given)."""
     dims = shape_operand(shape, "random")
     return convert(np.array(dims, dtype=np.int32)) if isinstance(dims, tuple) else dims
 
 
-def _parameter(value, dtype):
+def parameter_tensor(value, dtype):
+    """A parameter (``minval``, ``mean``, ...) as a tensor of the result's `dtype`."""
     return binary_inputs(convert(np.zeros((), dtype.as_numpy_dtype)), value)[1]

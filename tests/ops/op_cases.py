@@ -44,7 +44,7 @@ NOT_NUMPY_COMPARABLE = {
     # The stacks a loop gradient saves values on (autoloop.control_flow.stacks): tested there too.
     "StackNew", "StackPush", "StackGet",
     "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
-    "PrintV1", "NoOp",
+    "PrintV1", "NoOp", "PlaceholderWithDefault",
 }
 
 _rng = np.random.default_rng(0)

@@ -49,3 +49,8 @@ from autoloop.compat.v1.initializers import (  # noqa: E402
     random_normal_initializer, random_uniform_initializer, truncated_normal_initializer)
 from autoloop.ops.random_ops import truncated_normal  # noqa: E402
 from autoloop.compat.v1.train import gradients  # noqa: E402
+from autoloop.ops.segment_ops import (  # noqa: E402,F401 - TF1 has the segment ops at the top level
+    segment_max, segment_mean, segment_min, segment_prod, segment_sum, unsorted_segment_max, unsorted_segment_mean,
+    unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sum)
+from autoloop.ops.matrix_ops import cholesky, inv as matrix_inverse, solve as matrix_solve  # noqa: E402,F401
+from autoloop.ops.sequence_ops import linspace as lin_space  # noqa: E402,F401
