@@ -386,8 +386,8 @@ def test_sparse_expand_dims_matches_dense(run, axis):
 def test_sparse_expand_dims_errors():
     with pytest.raises(TypeError, match="takes a SparseTensor"):
         al.sparse.expand_dims(al.constant([1]), 0)
-    with pytest.raises(TypeError, match="give axis"):
-        al.sparse.expand_dims(al.SparseTensor([[0]], [1], [2]))
+    # No axis appends one, as TensorFlow's default does.
+    assert al.sparse.expand_dims(al.SparseTensor([[0]], [1], [2])).dense_shape.numpy().tolist() == [2, 1]
 
 
 # -- TensorArray additions --------------------------------------------------------------------

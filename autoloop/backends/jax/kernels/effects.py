@@ -47,8 +47,8 @@ def _print_on_host(lowering, op, arrays, **attrs) -> None:
 
 
 @host_call
-def print_(lowering, node, *arrays, template, stream, flush=False):
-    _print_on_host(lowering, "PrintV2", arrays, template=template, stream=stream, flush=flush)
+def print_(lowering, node, *arrays, template, stream, flush=False, summarize=None):
+    _print_on_host(lowering, "PrintV2", arrays, template=template, stream=stream, flush=flush, summarize=summarize)
     return ()
 
 
