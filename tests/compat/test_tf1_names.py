@@ -219,3 +219,17 @@ def test_a_python_list_beside_a_python_number_takes_its_dtype():
     assert al.add(1.5, 2 ** 40).dtype is al.float32
     with pytest.raises(TypeError):
         al.add(1, 2.5)  # the first operand is an int32: 2.5 is none (TensorFlow refuses it too)
+
+
+def test_variable_scope_names_ops_and_variables_as_tensorflow(graph):
+    with tf.variable_scope("vs"):
+        v = tf.get_variable("v", shape=[], initializer=tf.zeros_initializer())
+        k = tf.constant(1)
+        with tf.name_scope("inner"):
+            w = tf.get_variable("w", shape=[], initializer=tf.ones_initializer())  # name scopes do not apply
+    with tf.variable_scope("vs", reuse=True):
+        again = tf.constant(1)
+        assert tf.get_variable("v") is v
+    assert (v.name, v.op.name, v.initializer.name, w.name) == ("vs/v:0", "vs/v", "vs/v/Assign", "vs/w:0")
+    assert (k.name, again.name) == ("vs/Const:0", "vs_1/Const:0")
+    assert _run(v, w) == [0.0, 1.0]
