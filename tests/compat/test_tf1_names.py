@@ -233,3 +233,20 @@ def test_variable_scope_names_ops_and_variables_as_tensorflow(graph):
     assert (v.name, v.op.name, v.initializer.name, w.name) == ("vs/v:0", "vs/v", "vs/v/Assign", "vs/w:0")
     assert (k.name, again.name) == ("vs/Const:0", "vs_1/Const:0")
     assert _run(v, w) == [0.0, 1.0]
+
+
+def test_collections_global_step_and_other_training_names(graph):
+    w = tf.get_variable("w", shape=[], initializer=tf.zeros_initializer())
+    step = tf.train.get_or_create_global_step()
+    assert tf.train.get_or_create_global_step() is step and tf.train.get_global_step() is step
+    assert step.dtype is al.int64 and not step.trainable
+    assert tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES) == [w]
+    assert tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES) == [w, step] and tf.local_variables() == []
+    with pytest.raises(NotImplementedError, match="keeps only the GraphKeys"):
+        tf.get_collection("summaries")
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(tf.square(w - 1.0), global_step=step)
+    with tf.Session() as sess:
+        sess.run([tf.initialize_all_variables(), tf.local_variables_initializer(), tf.tables_initializer()])
+        sess.run(train)
+        assert sess.run([w, step]) == [1.0, 1]
+        assert sess.run([tf.ceil(1.5), tf.floormod(7, 3)]) == [2.0, 1]

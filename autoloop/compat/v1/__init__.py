@@ -40,6 +40,7 @@ from autoloop.compat.v1.graph import (
 from autoloop.compat.v1.graph import disable_eager_execution as disable_v2_behavior
 from autoloop.compat.v1.graph_ops import Print, cond, placeholder, while_loop
 from autoloop.compat.v1.session import Session, get_default_session
+from autoloop.compat.v1.variables import global_variables_initializer as initialize_all_variables
 from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)
@@ -54,3 +55,5 @@ from autoloop.ops.segment_ops import (  # noqa: E402,F401 - TF1 has the segment 
     unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sum)
 from autoloop.ops.matrix_ops import cholesky, inv as matrix_inverse, solve as matrix_solve  # noqa: E402,F401
 from autoloop.ops.sequence_ops import linspace as lin_space  # noqa: E402,F401
+from autoloop.math import (  # noqa: E402,F401 - TF1 has the math ops at the top level too
+    ceil, cumprod, floormod, is_finite, log1p, reduce_std, reduce_variance, rsqrt)

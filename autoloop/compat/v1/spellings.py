@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 
 from autoloop import dtypes
-from autoloop.compat.v1.graph import get_default_graph
+from autoloop.compat.v1.graph import get_default_graph, no_op
 from autoloop.ir import context
 from autoloop.ops import graph_building, math_ops, random_ops, reduction_ops
 from autoloop.ops.dispatch import apply, convert
@@ -162,7 +162,47 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's name
                  name=name or "PlaceholderWithDefault", fold=False)
 
 
-__all__ = ["arg_max", "arg_min", "assign", "assign_add", "assign_sub", "div", "name_scope",
+__all__ = ["GraphKeys", "get_collection", "local_variables", "local_variables_initializer", "tables_initializer",
+           "arg_max", "arg_min", "assign", "assign_add", "assign_sub", "div", "name_scope",
            "placeholder_with_default", "random_normal", "random_uniform", "reduce_all", "reduce_any", "reduce_max",
            "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "set_random_seed", "to_double", "to_float",
            "to_int32", "to_int64", "trainable_variables"]
+
+
+# -- collections and initializers of TF1 training code -------------------------------------------
+class GraphKeys:
+    """The names of TF1's standard collections that `get_collection` knows."""
+
+    GLOBAL_VARIABLES = "variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    LOCAL_VARIABLES = "local_variables"
+
+
+def get_collection(key, scope=None) -> list:
+    """The variables of a standard collection (`GraphKeys`), those whose name starts with `scope` if given.
+
+    autoloop keeps no other collections: another key is a NotImplementedError.
+    """
+    if key == GraphKeys.GLOBAL_VARIABLES:
+        return [v for v in get_default_graph().variables.values() if scope is None or v.name.startswith(scope)]
+    if key == GraphKeys.TRAINABLE_VARIABLES:
+        return trainable_variables(scope)
+    if key == GraphKeys.LOCAL_VARIABLES:
+        return []
+    raise NotImplementedError(f"get_collection({key!r}): autoloop keeps only the GraphKeys.GLOBAL_VARIABLES, "
+                              f"TRAINABLE_VARIABLES and LOCAL_VARIABLES collections; keep your own list instead")
+
+
+def local_variables() -> list:
+    """TF1's local variables: autoloop makes none, so always empty."""
+    return []
+
+
+def local_variables_initializer():
+    """An op that does nothing (there are no local variables); None eagerly."""
+    return no_op(name="init_1")
+
+
+def tables_initializer(name="init_all_tables"):
+    """An op that does nothing (autoloop has no lookup tables); None eagerly."""
+    return no_op(name=name)

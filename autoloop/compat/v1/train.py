@@ -23,9 +23,14 @@ step, as in TensorFlow.
 
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
+
+from autoloop import dtypes
 from autoloop.autodiff.graph_backprop import graph_gradients
 from autoloop.compat.v1 import spellings
-from autoloop.compat.v1.graph import Operation, building_graph, control_dependencies, group
+from autoloop.compat.v1.graph import Operation, building_graph, control_dependencies, get_default_graph, group
 from autoloop.compat.v1.variables import Variable
 from autoloop.ops.cumulative_ops import add_n
 from autoloop.ops.creation_ops import zeros
@@ -203,3 +208,21 @@ class AdamOptimizer(Optimizer):
         power1, power2 = self._powers
         with control_dependencies(updates):  # the step's rate read the powers of step t
             return [power1.assign(power1 * self._beta1), power2.assign(power2 * self._beta2)]
+
+
+
+def get_global_step(graph=None):
+    """The graph's (default: the default graph's) ``global_step`` variable, or None."""
+    return (graph or get_default_graph()).variables.get("global_step")
+
+
+def get_or_create_global_step(graph=None):
+    """The ``global_step`` variable (int64, 0 at first, not trainable), made now if the graph has none."""
+    existing = get_global_step(graph)
+    if existing is not None:
+        return existing
+    with (graph.as_default() if graph is not None else contextlib.nullcontext()):
+        return Variable(np.int64(0), trainable=False, name="global_step", dtype=dtypes.int64)
+
+
+create_global_step = get_or_create_global_step
