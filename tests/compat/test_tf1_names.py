@@ -106,6 +106,7 @@ def test_placeholder_with_default_is_fed_or_not(graph):
 @pytest.mark.parametrize("make, expected", [
     (lambda: tf.train.GradientDescentOptimizer(0.1), [1.9760001, 0.02399999]),
     (lambda: tf.train.MomentumOptimizer(0.1, 0.9), [2.876, -0.876]),
+    (lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True), [3.2167041, -1.2167039]),
     (lambda: tf.train.AdamOptimizer(0.1), [1.2993755, 0.70062447]),
 ])
 def test_optimizers_match_tensorflow(graph, make, expected):
