@@ -12,7 +12,8 @@ Build a graph, then run parts of it in a `Session`::
         print(sess.run(r))                # 11
 
 Besides the TF1 names below, every op and namespace of ``autoloop`` is
-here under its usual name (``tf.constant``, ``tf.add``, ``tf.nn``,
+here under its usual name (what this module does not define is looked up
+in ``autoloop`` when asked for, so names added there are here too) (``tf.constant``, ``tf.add``, ``tf.nn``,
 ``tf.function``, ...), and TF1's own spellings (``tf.random_uniform``,
 ``tf.to_float``, ``reduce_sum(..., keep_dims=True)``, `spellings`) and
 optimizers (``tf.train.GradientDescentOptimizer``, `train`) are here too.
@@ -57,3 +58,19 @@ from autoloop.ops.matrix_ops import cholesky, inv as matrix_inverse, solve as ma
 from autoloop.ops.sequence_ops import linspace as lin_space  # noqa: E402,F401
 from autoloop.math import (  # noqa: E402,F401 - TF1 has the math ops at the top level too
     ceil, cumprod, floormod, is_finite, log1p, reduce_std, reduce_variance, rsqrt)
+
+# autoloop's own machinery, not TensorFlow names: not offered here.
+_NOT_TF = frozenset({
+    "absent", "arguments", "autodiff", "backends", "compat", "compiler", "concrete_function", "control_flow",
+    "dtypes", "execute", "ir", "ops", "pictures", "runtime", "shapes", "source_map", "tensor"})
+
+
+def __getattr__(name: str):
+    """Any other public name of ``autoloop`` (one added there later too), looked up when first asked for.
+
+    A name autoloop leaves out on purpose raises its `AttributeError` that says what to use instead.
+    """
+    import autoloop
+    if name.startswith("_") or name in _NOT_TF:
+        raise AttributeError(f"module 'autoloop.compat.v1' has no attribute {name!r}", name=name, obj=None)
+    return getattr(autoloop, name)
