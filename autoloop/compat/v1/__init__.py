@@ -12,9 +12,10 @@ Build a graph, then run parts of it in a `Session`::
         print(sess.run(r))                # 11
 
 Besides the TF1 names below, every op and namespace of ``autoloop`` is
-here under its usual name (what this module does not define is looked up
-in ``autoloop`` when asked for, so names added there are here too) (``tf.constant``, ``tf.add``, ``tf.nn``,
-``tf.function``, ...), and TF1's own spellings (``tf.random_uniform``,
+here under its usual name (``tf.constant``, ``tf.add``, ``tf.nn``,
+``tf.function``, ...; what this module does not define is looked up in
+``autoloop`` when asked for, so names added there are here too), and TF1's
+own spellings (``tf.random_uniform``,
 ``tf.to_float``, ``reduce_sum(..., keep_dims=True)``, `spellings`) and
 optimizers (``tf.train.GradientDescentOptimizer``, `train`) are here too.
 `while_loop` and `cond` follow TF1's return conventions (see `graph_ops`);
