@@ -251,3 +251,10 @@ def test_collections_global_step_and_other_training_names(graph):
         sess.run(train)
         assert sess.run([w, step]) == [1.0, 1]
         assert sess.run([tf.ceil(1.5), tf.floormod(7, 3)]) == [2.0, 1]
+
+
+def test_print_writes_booleans_as_tensorflow_does(graph, capfd):
+    printed = tf.Print(tf.constant(1), [tf.constant([True, False]), tf.constant([1.5, 2.0])], "m: ")
+    with tf.Session() as sess:
+        sess.run(printed)
+    assert capfd.readouterr().err == "m: [1 0][1.5 2]\n"  # TensorFlow 2.21's text
