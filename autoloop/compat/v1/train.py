@@ -76,8 +76,8 @@ def _reads(variable, upstream) -> list:
         if node.op != "ReadVariableOp":
             raise NotImplementedError(
                 f"the gradient with respect to the variable {variable.name!r} through its reads inside "
-                f"{node.op} {node.name!r} (a while_loop or cond body) is not supported: read the variable "
-                f"before the loop and pass the value in as a loop variable")
+                f"{node.op} {node.name!r} (a while_loop or cond body, or a function) is not supported: read the "
+                f"variable outside it and pass the value in (as a loop variable or an argument)")
         reads.append(Tensor(value=node.outputs[0]))
     return reads
 
