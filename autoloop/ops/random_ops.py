@@ -228,7 +228,7 @@ def draw_uniform(shape, minval, maxval, dtype, stream: RandomStream, name=None):
         maxval = 1
     low, high = (parameter_tensor(value, dtype) for value in (minval, maxval))
     attrs = {"dtype": dtype, "stream": stream}
-    return apply("RandomUniform", [shape_tensor(shape), low, high], attrs, name=name)
+    return apply("RandomUniform", [shape_tensor(shape), low, high], attrs, name=name or "random_uniform")
 
 
 # -- RandomNormal, TruncatedNormal ---------------------------------------------------------------
@@ -289,17 +289,19 @@ def draw_normal(op_name, shape, mean, stddev, dtype, stream: RandomStream, name=
     """`normal` (`op_name` ``RandomNormal``) or `truncated_normal` (``TruncatedNormal``) drawing from `stream`."""
     dtype = dtypes.as_dtype(dtype)
     _check_result_dtype("normal" if op_name == "RandomNormal" else "truncated_normal", dtype, infer.FLOATS)
+    public_name = "random_normal" if op_name == "RandomNormal" else "truncated_normal"  # TF's node name
     attrs = {"dtype": dtype, "stream": stream}
     inputs = [shape_tensor(shape), parameter_tensor(mean, dtype), parameter_tensor(stddev, dtype)]
-    return apply(op_name, inputs, attrs, name=name)
+    return apply(op_name, inputs, attrs, name=name or public_name)
 
 
-normal = _normal_fn("RandomNormal", "normal", """Numbers drawn from a normal distribution, in a tensor of `shape` (floats).
+normal = _normal_fn("RandomNormal", "normal", """Numbers from a normal distribution, in a tensor of `shape` (floats).
 
     `mean` and `stddev` are numbers or tensors broadcasting to `shape`.
     Seeding: see the module docstring.
     """)
-truncated_normal = _normal_fn("TruncatedNormal", "truncated_normal", """Numbers drawn as by `normal`, those more than two `stddev` from `mean` drawn again.
+truncated_normal = _normal_fn("TruncatedNormal", "truncated_normal", """Numbers as `normal` draws them, those
+    more than two `stddev` from `mean` drawn again.
 
     Seeding: see the module docstring.
     """)

@@ -124,7 +124,8 @@ register(OpDef("SegmentReduce", kernel=_segment_kernel, infer=_segment_infer, gr
 
 def _segment(reduce, data, segment_ids, num_segments, sorted, name=None):
     attrs = {"reduce": reduce, "sorted": sorted}
-    return apply("SegmentReduce", [data, segment_ids, num_segments], attrs, name=name)
+    default = f"{'' if sorted else 'Unsorted'}Segment{reduce.capitalize()}"  # TensorFlow's op name
+    return apply("SegmentReduce", [data, segment_ids, num_segments], attrs, name=name or default)
 
 
 def _segment_fn(reduce, sorted):

@@ -171,6 +171,15 @@ def test_node_names_follow_tensorflow(graph):
         "c:0", "Const:0", "Const_1:0", "add:0", "Add_1:0", "mul:0", "Mul_1:0", "sub:0", "truediv:0",
         "floordiv:0", "mod:0", "pow:0", "Neg:0", "Maximum:0", "Sum:0", "Identity:0", "add_2:0"]
     assert c.op.name == "c" and tf.placeholder(tf.float32, name="x").name == "x:0"
+    stacked = tf.stack([c, d])
+    functions = [tf.divide(c, d), stacked, tf.concat([stacked, stacked], 0), tf.zeros([2]), tf.ones([2]),
+                 tf.zeros_like(c), tf.ones_like(c), tf.range(3), tf.transpose([[c]]), tf.one_hot([0], 2),
+                 tf.clip_by_value(c, 0.0, 1.0), tf.random_uniform([2]), tf.random_normal([2]), tf.truncated_normal([2]),
+                 tf.math.segment_sum([c, d], [0, 0]), tf.math.unsorted_segment_max([c, d], [0, 0], 1)]
+    assert [t.name for t in functions] == [  # TensorFlow 2.21 names most of these so too
+        "truediv_1:0", "stack:0", "concat:0", "zeros:0", "ones:0", "zeros_like:0", "ones_like:0", "range:0",
+        "transpose:0", "one_hot:0", "clip_by_value:0", "random_uniform:0", "random_normal:0", "truncated_normal:0",
+        "SegmentSum:0", "UnsortedSegmentMax:0"]
 
 
 def test_name_scopes_follow_tensorflow(graph):
