@@ -267,3 +267,17 @@ def test_print_writes_booleans_as_tensorflow_does(graph, capfd):
     with tf.Session() as sess:
         sess.run(printed)
     assert capfd.readouterr().err == "m: [1 0][1.5 2]\n"  # TensorFlow 2.21's text
+
+
+def test_float64_variables_a_fed_learning_rate_and_gather_match_tensorflow(graph):
+    w = tf.get_variable("w", shape=[3], dtype=tf.float64, initializer=tf.constant_initializer(1.0))
+    loss = tf.reduce_sum(tf.gather(w, [0, 2, 2]) * [1.0, 2.0, 3.0])
+    rate = tf.placeholder(tf.float32, shape=[])
+    descend = tf.train.GradientDescentOptimizer(rate).minimize(loss)
+    adam = tf.train.AdamOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(descend, feed_dict={rate: 0.1})
+        assert sess.run(w).tolist() == [0.8999999985098839, 1.0, 0.4999999925494194]  # TensorFlow 2.21's bits
+        sess.run(adam)
+        assert sess.run(w).tolist() == [0.8000000286427382, 1.0, 0.39999999738389896]

@@ -149,6 +149,8 @@ class Optimizer:
 
     @staticmethod
     def _as(value, var):
+        """A hyperparameter in the variable's dtype: a Python number is a float32 first, cast then (TF's
+        rounding: 0.1 for a float64 variable is float32's 0.1)."""
         return cast(convert(value), var.dtype)
 
 
@@ -179,11 +181,14 @@ class MomentumOptimizer(Optimizer):
 
 
 class AdamOptimizer(Optimizer):
-    """Adam (Kingma and Ba), as TF1 computes it::
+    """Adam (Kingma and Ba), in the order TF1's kernel computes it::
 
         rate_t = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
-        m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
-        var -= rate_t * m / (sqrt(v) + epsilon)
+        m += (g - m) * (1 - beta1);  v += (g * g - v) * (1 - beta2)
+        var -= m * rate_t / (sqrt(v) + epsilon)
+
+    The hyperparameters and the powers ``beta^t`` are float32 (the powers are
+    variables), cast to each variable's dtype, as in TensorFlow.
     """
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False,
@@ -194,21 +199,20 @@ class AdamOptimizer(Optimizer):
 
     def _update(self, grad, var):
         if self._powers is None:
-            self._powers = (Variable(float(self._beta1), trainable=False, name=f"{self._name}/beta1_power"),
-                            Variable(float(self._beta2), trainable=False, name=f"{self._name}/beta2_power"))
-        beta1, beta2, epsilon = (self._as(value, var) for value in (self._beta1, self._beta2, self._epsilon))
-        power1, power2 = (self._as(power, var) for power in self._powers)
+            self._powers = tuple(Variable(float(beta), trainable=False, name=f"{self._name}/beta{k}_power")
+                                 for k, beta in ((1, self._beta1), (2, self._beta2)))
+        beta1, beta2, epsilon, power1, power2 = (self._as(value, var) for value in (
+            self._beta1, self._beta2, self._epsilon, *self._powers))
         rate = self._as(self._learning_rate, var) * sqrt(1 - power2) / (1 - power1)
         m_slot, v_slot = self._slot(var, self._name), self._slot(var, f"{self._name}_1")
-        m = m_slot.assign(beta1 * m_slot + (1 - beta1) * grad)
-        v = v_slot.assign(beta2 * v_slot + (1 - beta2) * grad * grad)
-        return var.assign_sub(rate * m / (sqrt(v) + epsilon))
+        m = m_slot.assign(m_slot + (grad - m_slot) * (1 - beta1))
+        v = v_slot.assign(v_slot + (grad * grad - v_slot) * (1 - beta2))
+        return var.assign_sub(m * rate / (sqrt(v) + epsilon))
 
     def _finish(self, updates) -> list:
         power1, power2 = self._powers
         with control_dependencies(updates):  # the step's rate read the powers of step t
             return [power1.assign(power1 * self._beta1), power2.assign(power2 * self._beta2)]
-
 
 
 def get_global_step(graph=None):
