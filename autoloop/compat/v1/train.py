@@ -176,8 +176,10 @@ class MomentumOptimizer(Optimizer):
     def _update(self, grad, var):
         rate, momentum = self._as(self._learning_rate, var), self._as(self._momentum, var)
         accumulation = self._slot(var, self._name)
-        new = accumulation.assign(momentum * accumulation + grad)
-        return var.assign_sub(rate * (grad + momentum * new if self._nesterov else new))
+        new = accumulation.assign(accumulation * momentum + grad)
+        if self._nesterov:  # in the order of TF1's kernel, for the same rounding
+            return var.assign_sub(grad * rate + new * momentum * rate)
+        return var.assign_sub(new * rate)
 
 
 class AdamOptimizer(Optimizer):
