@@ -281,3 +281,10 @@ def test_float64_variables_a_fed_learning_rate_and_gather_match_tensorflow(graph
         assert sess.run(w).tolist() == [0.8999999985098839, 1.0, 0.4999999925494194]  # TensorFlow 2.21's bits
         sess.run(adam)
         assert sess.run(w).tolist() == [0.8000000286427382, 1.0, 0.39999999738389896]
+
+
+def test_grad_loss_weights_the_loss(graph):
+    w = tf.get_variable("w", shape=[2], initializer=tf.constant_initializer(1.0))
+    loss = w * w  # not a scalar: grad_loss says how much each entry counts
+    (grad, _), = tf.train.GradientDescentOptimizer(0.1).compute_gradients(loss, grad_loss=tf.constant([1.0, 3.0]))
+    assert _run(grad) == [pytest.approx([2.0, 6.0])]

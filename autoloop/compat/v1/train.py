@@ -105,7 +105,8 @@ class Optimizer:
     def compute_gradients(self, loss, var_list=None, gate_gradients=1, aggregation_method=None,
                           colocate_gradients_with_ops=False, grad_loss=None):
         """``[(gradient, variable), ...]`` for the trainable variables (or `var_list`); None where the loss
-        does not depend on a variable."""
+        does not depend on a variable. `grad_loss` weights the loss (its gradient, default ones); the
+        other arguments are TF1's scheduling hints and change nothing."""
         if callable(loss):
             raise NotImplementedError("compute_gradients: pass the loss tensor; a callable loss is for "
                                       "eager execution, which TF1 optimizers do not support here")
@@ -116,7 +117,8 @@ class Optimizer:
         for variable in variables:
             if not isinstance(variable, Variable):
                 raise TypeError(f"compute_gradients: var_list holds {variable!r}, not a variable")
-        return list(zip(gradients(loss, variables), variables))
+        grad_ys = None if grad_loss is None else [grad_loss]
+        return list(zip(gradients(loss, variables, grad_ys=grad_ys), variables))
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None) -> Operation:
         """One Operation that updates each variable by its gradient (None gradients are skipped) and then
@@ -135,7 +137,8 @@ class Optimizer:
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1, aggregation_method=None,
                  colocate_gradients_with_ops=False, name=None, grad_loss=None) -> Operation:
         """``apply_gradients(compute_gradients(loss, var_list), global_step)``."""
-        return self.apply_gradients(self.compute_gradients(loss, var_list), global_step=global_step, name=name)
+        grads_and_vars = self.compute_gradients(loss, var_list, grad_loss=grad_loss)
+        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def _update(self, grad, var):
         raise NotImplementedError
