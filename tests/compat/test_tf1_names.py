@@ -288,3 +288,15 @@ def test_grad_loss_weights_the_loss(graph):
     loss = w * w  # not a scalar: grad_loss says how much each entry counts
     (grad, _), = tf.train.GradientDescentOptimizer(0.1).compute_gradients(loss, grad_loss=tf.constant([1.0, 3.0]))
     assert _run(grad) == [pytest.approx([2.0, 6.0])]
+
+
+def test_two_momentum_optimizers_on_one_variable_keep_their_own_slots(graph):
+    w = tf.get_variable("w", shape=[], initializer=tf.zeros_initializer())
+    loss = tf.square(w - 1.0)
+    first, second = (tf.train.MomentumOptimizer(0.1, 0.5).minimize(loss) for _ in range(2))
+    assert [v.name for v in tf.global_variables()] == ["w:0", "w/Momentum:0", "w/Momentum_1:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(first)
+        sess.run(second)
+        assert sess.run(w) == pytest.approx(0.2 + 0.16)  # the second step from its own zero accumulator

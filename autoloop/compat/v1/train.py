@@ -147,8 +147,14 @@ class Optimizer:
         return []
 
     def _slot(self, var, slot: str):
-        """A non-trainable variable of zeros beside `var` (named ``var/slot``), initialised with the rest."""
-        return Variable(zeros(var.shape, var.dtype), trainable=False, name=f"{var._name}/{slot}")
+        """A non-trainable variable of zeros beside `var` (named ``var/slot``, or ``var/slot_1``, ... when a
+        second optimizer of that name trains `var`), initialised with the rest."""
+        taken = var.graph.variables
+        name = f"{var._name}/{slot}"
+        count = 0
+        while (name if count == 0 else f"{name}_{count}") in taken:
+            count += 1
+        return Variable(zeros(var.shape, var.dtype), trainable=False, name=name if count == 0 else f"{name}_{count}")
 
     @staticmethod
     def _as(value, var):
