@@ -12,3 +12,6 @@ from autoloop.ops.reduction_ops import (  # noqa: F401
     reduce_sum)
 from autoloop.ops.statistics_ops import reduce_logsumexp, reduce_std, reduce_variance  # noqa: F401
 from autoloop.ops.nn_ops import log_softmax, softmax  # noqa: F401
+from autoloop.ops.segment_ops import (  # noqa: F401
+    segment_max, segment_mean, segment_min, segment_prod, segment_sum, unsorted_segment_max, unsorted_segment_mean,
+    unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sum)

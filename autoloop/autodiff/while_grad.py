@@ -161,11 +161,20 @@ def stacked_backward(plan: LoopPlan, initial, outer, record, memo, name=None, co
 def initial_adjoints(op, plan: LoopPlan, grads) -> list:
     """The results' gradients (zeros where none arrived), then zeros for each capture's accumulator."""
     node = op.node
-    adjoints = [grads[j] if grads[j] is not None else zero_gradient(node.outputs[j], op.residuals)
-                for j in plan.active]
+    body = node.attrs["body"]
+    adjoints = [_shaped(grads[j], body.inputs[j].shape) if grads[j] is not None
+                else zero_gradient(node.outputs[j], op.residuals) for j in plan.active]
     for placeholder in plan.captures:
         adjoints.append(zero_gradient(placeholder, op.residuals, outer=outer_of(node, placeholder)))
     return adjoints
+
+
+def _shaped(grad, invariant: TensorShape):
+    """`grad` with the static shape its loop variable is known to have: a rule before the loop may
+    have lost what tracing knew (a sum's gradient over an unknown batch is ``(None, None)`` where the
+    loop carries ``(None, 2)``), and the backward loop's invariant must hold for its initial value."""
+    merged = grad.shape.merge_with(invariant) if grad.shape.is_compatible_with(invariant) else grad.shape
+    return grad if merged == grad.shape else apply("EnsureShape", [grad], {"shape": merged})
 
 
 def adjoint_invariants(plan: LoopPlan) -> list:
@@ -181,9 +190,10 @@ def backward_iteration(plan: LoopPlan, residuals, adjoints, memo) -> list:
     variables, accumulators = adjoints[:active], adjoints[active:]
     wrt = [body.inputs[j] for j in plan.active] + list(plan.captures)
     found = backprop(body, [body.outputs[j] for j in plan.active], list(variables), wrt, residuals, memo=memo)
-    before = [g if g is not None else zero_gradient(body.inputs[j], residuals)
+    before = [_shaped(g, body.inputs[j].shape) if g is not None else zero_gradient(body.inputs[j], residuals)
               for j, g in zip(plan.active, found[:active])]
-    totals = [c if g is None else add(c, g) for c, g in zip(accumulators, found[active:])]
+    totals = [c if g is None else _shaped(add(c, g), p.shape)
+              for c, g, p in zip(accumulators, found[active:], plan.captures)]
     return before + totals
 
 

@@ -15,30 +15,36 @@ from autoloop.ops import infer
 from autoloop.ops.array_ops import concat, shape
 from autoloop.ops.creation_ops import zeros
 from autoloop.ops.dispatch import convert
+from autoloop.ops.logging_ops import Assert
+from autoloop.ops.math_ops import greater_equal, less_equal, logical_and
 from autoloop.ops.shape_ops import stack
 from autoloop.ops.static_args import static_int
 
 
 def expand_dims(sp_input, axis=None, name=None):
-    """`sp_input` with a new axis of size 1 at `axis` (-1: at the end).
+    """`sp_input` with a new axis of size 1 at `axis` (None or -1: at the end).
 
     Every index gets a 0 at position `axis`; the dense shape gets a 1 there.
-    The rank must be known while tracing.
+    `axis` must lie in ``[-rank - 1, rank]``. The rank may be unknown while
+    tracing (a SparseTensor loop variable whose shape invariant is
+    ``TensorShape(None)``): then a negative `axis` counts from the end at run
+    time, and an `axis` beyond the rank is an `InvalidArgumentError` there.
     """
     if not isinstance(sp_input, SparseTensor):
         raise TypeError(f"sparse.expand_dims takes a SparseTensor, got {type(sp_input).__name__}; use "
                         f"autoloop.expand_dims for dense tensors")
-    rank = sp_input.shape.rank
-    if rank is None:
-        raise ValueError("sparse.expand_dims: the SparseTensor's rank (the length of dense_shape) must be "
-                         "known while tracing")
-    if axis is None:
-        raise TypeError("sparse.expand_dims: give axis, an int (as in TensorFlow, it has no default)")
-    axis = static_int(axis, "sparse.expand_dims", "axis")
-    axis = infer.normalize_axis("sparse.expand_dims", axis, rank, allow_end=True)
+    axis = -1 if axis is None else static_int(axis, "sparse.expand_dims", "axis")
     indices, dense_shape = sp_input.indices, sp_input.dense_shape
+    rank = sp_input.shape.rank
+    if rank is not None:
+        position = infer.normalize_axis("sparse.expand_dims", axis, rank, allow_end=True)
+    else:
+        rank = shape(dense_shape, dtypes.int32)[0]
+        position = axis if axis >= 0 else rank + (axis + 1)
+        Assert(logical_and(greater_equal(position, 0), less_equal(position, rank)),
+               [f"sparse.expand_dims: axis {axis} is out of range for a SparseTensor of rank", rank])
     count = shape(indices, dtypes.int64)[0]
     new_column = zeros(stack([count, convert(np.int64(1))]), dtypes.int64)
-    indices = concat([indices[:, :axis], new_column, indices[:, axis:]], 1)
-    dense_shape = concat([dense_shape[:axis], convert(np.array([1], np.int64)), dense_shape[axis:]], 0)
+    indices = concat([indices[:, :position], new_column, indices[:, position:]], 1)
+    dense_shape = concat([dense_shape[:position], convert(np.array([1], np.int64)), dense_shape[position:]], 0)
     return SparseTensor(indices, sp_input.values, dense_shape)

@@ -58,8 +58,14 @@ def chain_effects(graph) -> None:
 
     Tracing does this as it adds nodes (`Graph.add_node`); a rewrite that
     makes a node effectful after the fact (an effect added to a loop body)
-    calls this to restore the chain. Existing ordering edges are kept.
+    calls this to restore the chain. Existing ordering edges are kept. The
+    top level of a TF1-style graph (``tf1_style``) has no chain, as
+    `Graph.add_node` gives it none: its effects are ordered by data and
+    ``control_dependencies`` only (an edge from a variable's initializer
+    would re-run it on every ``Session.run``).
     """
+    if graph.tf1_style:
+        return
     previous = None
     for node in graph.nodes:
         if not has_effects(node):

@@ -111,8 +111,10 @@ class Graph:
         self.inputs: list[Value] = []
         self.outputs: list[Value] = []
         self.captures: dict[Value, Value] = {}  # outer value -> our placeholder
-        self.name_scopes: list[str] = []  # the `autoloop.name_scope` blocks open while this graph is built
-        self._name_counts: dict[str, int] = {}  # how many nodes were named after each base
+        # The prefixes ("outer/inner_1/") of the `autoloop.name_scope` blocks open while this graph is
+        # built, innermost last; each is complete (a reset to the root is an empty prefix).
+        self.name_scopes: list[str] = []
+        self._name_counts: dict[str, int] = {}  # names in use, lowercased -> how often each base was asked for
         # A TF1-style graph's top level (autoloop.compat.v1) gives effectful nodes no ordering edges
         # and its tensors hash by identity (feed_dict keys); the nodes every new node must come after
         # are those of TF1's control_dependencies blocks open on this graph.
@@ -121,14 +123,23 @@ class Graph:
 
     # -- building -------------------------------------------------------
     def unique_name(self, base: str) -> str:
-        index = self._name_counts.get(base, 0)
-        self._name_counts[base] = index + 1
-        return base if index == 0 else f"{base}_{index}"
+        """`base`, or ``base_1``, ``base_2``, ... if taken: TensorFlow's rule, which ignores case
+        (after a node ``add``, ``Add`` becomes ``Add_1``)."""
+        key = base.lower()
+        index = self._name_counts.get(key, 0)
+        self._name_counts[key] = index + 1
+        if index == 0:
+            return base
+        while f"{key}_{index}" in self._name_counts:  # a name given as "add_1" earlier
+            index += 1
+        self._name_counts[f"{key}_{index}"] = 1
+        return f"{base}_{index}"
 
     def scope_prefix(self) -> str:
-        """``"outer/inner/"``: the open name scopes of this graph and the graphs enclosing it."""
-        outer = self.parent.scope_prefix() if self.parent is not None else ""
-        return outer + "".join(f"{scope}/" for scope in self.name_scopes)
+        """``"outer/inner/"``: the innermost open name scope of this graph, else of the graphs enclosing it."""
+        if self.name_scopes:
+            return self.name_scopes[-1]
+        return self.parent.scope_prefix() if self.parent is not None else ""
 
     def add_node(self, op: str, inputs, attrs: dict, output_specs, location=None, name=None) -> Node:
         """Append a node whose outputs have the given ``(dtype, shape)`` specs.

@@ -31,6 +31,9 @@ from autoloop.ops.scatter_ops import (  # noqa: F401
 from autoloop.ops.check_ops import assert_equal, assert_greater, assert_less, ensure_shape  # noqa: F401
 from autoloop.ops.graph_building import executing_eagerly, get_static_value, name_scope  # noqa: F401
 from autoloop.ops import nn_ops as _nn_ops, random_ops as _random_ops  # noqa: F401 - registers their ops
+from autoloop.ops import matrix_ops as _matrix_ops, segment_ops as _segment_ops  # noqa: F401 - registers their ops
+from autoloop.ops import random_generators as _generators  # noqa: F401 - registers the stateless random ops
+from autoloop.ops.sequence_ops import linspace, searchsorted, sequence_mask, unique  # noqa: F401
 from autoloop.ops.logging_ops import Assert, print_  # noqa: F401
 from autoloop.ops.logging_ops import print_ as print  # noqa: F401, A004 - autoloop.print
 from autoloop.ops.script_ops import numpy_function, py_function  # noqa: F401

@@ -268,7 +268,7 @@ def concat(values, axis, name=None):
     if len(tensors) == 1:
         from autoloop.ops.math_ops import identity
         return identity(tensors[0])
-    return apply("ConcatV2", tensors, {"axis": _static_int(axis, "axis")}, name=name)
+    return apply("ConcatV2", tensors, {"axis": _static_int(axis, "axis")}, name=name or "concat")
 
 
 def _static_int(value, what: str) -> int:

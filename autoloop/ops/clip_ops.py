@@ -60,4 +60,4 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """`t` with each element limited to ``[clip_value_min, clip_value_max]``; see the module docstring."""
     t = convert(t)
     bounds = [binary_inputs(t, bound)[1] for bound in (clip_value_min, clip_value_max)]
-    return apply("ClipByValue", [t, *bounds], name=name)
+    return apply("ClipByValue", [t, *bounds], name=name or "clip_by_value")

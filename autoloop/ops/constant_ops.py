@@ -53,7 +53,7 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     if graph is None:
         return eager(array)
     constant_value = array[()] if array.ndim == 0 else array
-    return Tensor(value=constant_node(graph, constant_value))
+    return Tensor(value=constant_node(graph, constant_value, name))
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:

@@ -78,13 +78,13 @@ def _dims_tensor(shape, op_name: str) -> Tensor:
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with zeros of `dtype` (float32 by default)."""
     dtype = dtypes.as_dtype(dtype)
-    return apply("Fill", [_dims_tensor(shape, "zeros"), _scalar(0, dtype)], name=name)
+    return apply("Fill", [_dims_tensor(shape, "zeros"), _scalar(0, dtype)], name=name or "zeros")
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of `shape` filled with ones of `dtype` (float32 by default)."""
     dtype = dtypes.as_dtype(dtype)
-    return apply("Fill", [_dims_tensor(shape, "ones"), _scalar(1, dtype)], name=name)
+    return apply("Fill", [_dims_tensor(shape, "ones"), _scalar(1, dtype)], name=name or "ones")
 
 
 def _scalar(number, dtype) -> Tensor:
@@ -112,7 +112,7 @@ def zeros_like(input, dtype=None, name=None):
     dtype = dtypes.as_dtype(dtype) if dtype is not None else input.dtype
     if dtype is not input.dtype:
         return zeros(_shape_of(input), dtype, name=name)
-    return apply("ZerosLike", [input], name=name)
+    return apply("ZerosLike", [input], name=name or "zeros_like")
 
 
 def ones_like(input, dtype=None, name=None):
@@ -121,7 +121,7 @@ def ones_like(input, dtype=None, name=None):
     dtype = dtypes.as_dtype(dtype) if dtype is not None else input.dtype
     if dtype is not input.dtype:
         return ones(_shape_of(input), dtype, name=name)
-    return apply("OnesLike", [input], name=name)
+    return apply("OnesLike", [input], name=name or "ones_like")
 
 
 def _shape_of(tensor: Tensor):
@@ -199,7 +199,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - th
     else:
         dtype = dtypes.as_dtype(dtype)
     tensors = [_as_range_argument(a, dtype) for a in arguments]
-    return apply("Range", tensors, name=name)
+    return apply("Range", tensors, name=name or "range")
 
 
 # -- Size / Rank -----------------------------------------------------------------

@@ -229,13 +229,14 @@ def graph_value(graph: Graph, tensor: Tensor) -> Value:
     return constant_node(graph, tensor._numpy)
 
 
-def constant_node(graph: Graph, numpy_value) -> Value:
+def constant_node(graph: Graph, numpy_value, name=None) -> Value:
     if isinstance(numpy_value, np.ndarray | np.generic):
         dtype = dtypes.as_dtype(numpy_value.dtype)
         shape = TensorShape(np.shape(numpy_value))
     else:  # a TensorArray's list
         dtype, shape = dtypes.variant, TensorShape([])
-    node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location())
+    node = graph.add_node("Const", (), {"value": frozen(numpy_value)}, [(dtype, shape)], location=user_location(),
+                          name=name)
     return node.outputs[0]
 
 

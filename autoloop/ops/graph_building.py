@@ -15,7 +15,7 @@ from autoloop.ir import context
 from autoloop.ops.dispatch import constant_value
 from autoloop.tensor import Tensor
 
-_SCOPE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-]*")  # TensorFlow's rule for a scope name
+_SCOPE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-/]*")  # TensorFlow's rule for a scope name
 
 
 def executing_eagerly() -> bool:
@@ -40,19 +40,26 @@ def get_static_value(tensor, partial=False):
 def name_scope(name):
     """A block whose new graph nodes are named ``name/...`` (nested blocks: ``outer/inner/...``).
 
-    Yields the full prefix (``"outer/inner/"``). Eagerly no nodes are made and
-    the block only checks the name. A name is letters, digits and ``_ . -``,
-    not starting with ``_`` or ``-``.
+    Yields the full prefix (``"outer/inner/"``). TensorFlow's rules: a scope
+    entered again gets a unique name (``outer/inner_1/``), as do nodes; a
+    name ending in ``/`` is taken as the whole prefix, unchanged; ``""``
+    resets to the root (no prefix). Eagerly no nodes are made and the block
+    only checks the name. A name is letters, digits and ``_ . - /``, not
+    starting with ``_``, ``-`` or ``/``.
     """
-    if not isinstance(name, str) or not _SCOPE_NAME.fullmatch(name):
+    if not isinstance(name, str) or name and not _SCOPE_NAME.fullmatch(name):
         raise ValueError(f"name_scope: {name!r} is not a valid scope name; use letters, digits and "
-                         f"'_', '.', '-', starting with a letter, digit or '.'")
+                         f"'_', '.', '-', '/', starting with a letter, digit or '.' (or '' for the root)")
     graph = context.current_graph()
     if graph is None:
-        yield f"{name}/"
+        yield f"{name.rstrip('/')}/" if name else ""
         return
-    graph.name_scopes.append(name)
+    if not name or name.endswith("/"):
+        prefix = name
+    else:
+        prefix = graph.unique_name(graph.scope_prefix() + name) + "/"
+    graph.name_scopes.append(prefix)
     try:
-        yield graph.scope_prefix()
+        yield prefix
     finally:
         graph.name_scopes.pop()

@@ -47,8 +47,9 @@ def _template(value, tensors: list, top_level: bool = True) -> list:
     return [str(value) if top_level else repr(value)]
 
 
-def _render(template, arrays, summarize=None) -> str:
-    return "".join(piece if isinstance(piece, str) else _format_value(arrays[piece[1]], summarize)
+def _render(template, arrays, summarize=None, format_value=None) -> str:
+    format_value = format_value or _format_value
+    return "".join(piece if isinstance(piece, str) else format_value(arrays[piece[1]], summarize)
                    for piece in template)
 
 
@@ -61,14 +62,50 @@ def _format_value(value, summarize=None) -> str:
     return f"[{shown} ...] (first {summarize} of {array.size} elements of shape {array.shape})"
 
 
+def summarized(value, summarize: int) -> str:
+    """`value` as ``tf.print(..., summarize=n)`` shows it: the first and last `summarize` entries of each
+    axis (all of them for -1), ``...`` between, rows on their own lines.
+
+        >>> summarized(np.arange(10), 2)
+        '[0 1 ... 8 9]'
+        >>> print(summarized(np.arange(20).reshape(4, 5), 1))
+        [[0 ... 4]
+         ...
+         [15 ... 19]]
+    """
+    array = np.asarray(value)
+
+    def block(part, depth: int) -> str:
+        if part.ndim == 0:
+            return element(part[()])
+        size = len(part)
+        cut = 0 <= summarize and 2 * summarize < size
+        shown = list(range(summarize)) + [None] + list(range(size - summarize, size)) if cut else list(range(size))
+        separator = " " if part.ndim == 1 else "\n" * (part.ndim - 1) + " " * (depth + 1)
+        return "[" + separator.join("..." if i is None else block(part[i], depth + 1) for i in shown) + "]"
+    return block(array, 0)
+
+
+def element(item) -> str:
+    """One entry as TensorFlow prints it: floats without a trailing ``.0``, booleans as 1 and 0."""
+    if isinstance(item, np.floating):
+        return np.format_float_positional(item, trim="-")
+    if isinstance(item, np.bool_ | bool):
+        return str(int(item))
+    return str(item)
+
+
 def _no_outputs(*specs, **attrs):
     return []
 
 
 # -- PrintV2 ---------------------------------------------------------------------
-def _print_kernel(*arrays, template, stream, flush=False):
+def _print_kernel(*arrays, template, stream, flush=False, summarize=None):
     output = getattr(sys, stream)  # looked up when run, so redirecting sys.stdout works
-    output.write(_render(template, arrays))
+    if summarize is None:
+        output.write(_render(template, arrays))
+    else:
+        output.write(_render(template, arrays, summarize, summarized))
     if flush:
         output.flush()
     return ()
@@ -78,11 +115,13 @@ register(OpDef("PrintV2", kernel=_print_kernel, infer=_no_outputs, stateful=True
                kernels={"jax": "autoloop.backends.jax.kernels.effects:print_"}))
 
 
-def print_(*values, sep=" ", end="\n", output_stream="stdout", file=None, flush=False, name=None):
+def print_(*values, sep=" ", end="\n", output_stream="stdout", file=None, flush=False, summarize=None, name=None):
     """Print `values` like Python's ``print`` when the op runs (``autoloop.print``).
 
     Tensors print as numpy prints their values; other values print with
-    ``str``. Eagerly this prints at once; in a traced function, each time the
+    ``str``. With `summarize` (an int), tensors print as ``tf.print`` shows
+    them: the first and last `summarize` entries of each axis with ``...``
+    between (-1: every entry; `summarized`). Eagerly this prints at once; in a traced function, each time the
     graph runs, in program order. `output_stream` (or Python's `file`) is
     ``"stdout"``, ``"stderr"``, ``sys.stdout`` or ``sys.stderr``.
     """
@@ -100,6 +139,10 @@ def print_(*values, sep=" ", end="\n", output_stream="stdout", file=None, flush=
         template.extend(_template(value, tensors))
     template.append(str(end))
     attrs = {"template": _merge_strings(template), "stream": output_stream, "flush": bool(flush)}
+    if summarize is not None:
+        if not isinstance(summarize, int) or summarize < -1:
+            raise ValueError(f"print: summarize must be an int >= -1 (-1: every entry), got {summarize!r}")
+        attrs["summarize"] = summarize
     apply("PrintV2", tensors, attrs, name=name)
 
 

@@ -23,6 +23,9 @@ from autoloop.tensor import Tensor
 def binary_inputs(x, y):
     """Both operands as tensors, Python values taking the other's dtype.
 
+    Of two Python values the first decides: ``maximum(0., [1, -1])`` is
+    ``[1., 0.]`` (float32), ``add(1, 2.5)`` a TypeError (2.5 is no int32).
+
     A *weak* tensor (a Python number that graph control flow made a tensor)
     acts like that number: it takes the other operand's dtype; two weak ones
     meet at the wider kind (an int and a float give a float).
@@ -32,8 +35,9 @@ def binary_inputs(x, y):
             return x, convert(y, x.dtype if _is_python(y) else None)
     elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    else:
-        x, y = convert(x), convert(y)
+    else:  # the first operand fixes the dtype of a Python second one, as in TensorFlow
+        x = convert(x)
+        y = convert(y, x.dtype if _is_python(y) else None)
     if (x._weak or y._weak) and x.dtype is not y.dtype:
         return _promote_weak(x, y)
     return x, y
@@ -389,14 +393,15 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 
 
 # -- public functions ----------------------------------------------------------
-def _binary_fn(op_name, public_name, attrs=lambda x, y: None):
+def _binary_fn(op_name, public_name, attrs=lambda x, y: None, node_name=None):
+    """`node_name`: the default name of the node in a graph where TensorFlow's is not the op's (``truediv``)."""
     def fn(x, y, name=None):
         if type(x) is Tensor and not x._weak:  # the common case, without two calls (0.1 µs of an eager op)
             weak = False
         else:
             weak = is_weak(x) and is_weak(y) and (isinstance(x, Tensor) or isinstance(y, Tensor))
         x, y = binary_inputs(x, y)
-        result = apply(op_name, [x, y], attrs(x, y), name=name)
+        result = apply(op_name, [x, y], attrs(x, y), name=name or node_name)
         result._weak = weak
         return result
     fn.__name__ = public_name
@@ -417,7 +422,7 @@ def _unary_fn(op_name, public_name):
 add = _binary_fn("Add", "add")
 subtract = _binary_fn("Sub", "subtract")
 multiply = _binary_fn("Mul", "multiply")
-divide = _binary_fn("RealDiv", "divide")
+divide = _binary_fn("RealDiv", "divide", node_name="truediv")
 def _integer_attrs(x, y):
     """Integer division checks its divisor for zeros, unless tracing proved it has none (``n // 2``)."""
     if not x.dtype.is_integer:

@@ -1,4 +1,4 @@
-"""Activation functions: `relu`, `softmax`, `log_softmax` (``autoloop.nn``).
+"""Activation functions: `relu`, `softmax`, `log_softmax`, and `dropout` (``autoloop.nn``).
 
 `softmax` and `log_softmax` normalize along `axis` (default -1, the last)
 and subtract the largest element first, so large logits do not overflow.
@@ -12,6 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.ops import infer
+from autoloop.ops.array_ops import shape
+from autoloop.ops.math_ops import cast, greater_equal, multiply
+from autoloop.ops.random_ops import uniform
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.static_args import static_axis
@@ -92,3 +95,27 @@ def _normalize_fn(op_name, public_name, what):
 
 softmax = _normalize_fn("Softmax", "softmax", "``exp(logits) / reduce_sum(exp(logits), axis)``")
 log_softmax = _normalize_fn("LogSoftmax", "log_softmax", "``logits - log(reduce_sum(exp(logits), axis))``")
+
+
+# -- dropout: a composition of uniform numbers, a comparison and a product ------------------------
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """`x` with each element set to 0 with probability `rate`, the rest scaled by ``1 / (1 - rate)``.
+
+    The mask is ``uniform(noise_shape) >= rate``, drawn by `autoloop.random.uniform`
+    with `seed` (its seeding rule; `noise_shape`, default `x`'s shape, broadcasts
+    against `x`, so ``[batch, 1]`` drops whole rows). A `rate` of 0 returns `x`
+    itself. The gradient is the mask times the scale.
+
+        >>> dropout(ones([4]), rate=0.5, seed=1)     # two or so elements 0., the others 2.
+    """
+    x = convert(x)
+    if not x.dtype.is_floating:
+        raise TypeError(f"dropout: x must be a float tensor, got {x.dtype.name}")
+    if isinstance(rate, int | float) and not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    if isinstance(rate, int | float) and rate == 0:
+        return x
+    rate = convert(rate, x.dtype) if not hasattr(rate, "dtype") else cast(rate, x.dtype)
+    random = uniform(shape(x) if noise_shape is None else noise_shape, dtype=x.dtype, seed=seed)
+    keep = cast(greater_equal(random, rate), x.dtype)
+    return multiply(x * (1 / (1 - rate)), keep, name=name)

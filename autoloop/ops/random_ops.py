@@ -1,4 +1,4 @@
-"""Random numbers (``autoloop.random``): `uniform`, `normal`, `set_seed`.
+"""Random numbers (``autoloop.random``): `uniform`, `normal`, `truncated_normal`, `set_seed`.
 
 Random ops are stateful: they are never folded or pruned, and each run
 draws new numbers. Where the numbers come from is a *stream*, a numpy
@@ -215,31 +215,54 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     Floats default to ``[0, 1)``; integer dtypes (int32, int64) need
     `maxval`. Seeding: see the module docstring.
     """
+    return draw_uniform(shape, minval, maxval, dtype, _SEEDS.stream(seed), name)
+
+
+def draw_uniform(shape, minval, maxval, dtype, stream: RandomStream, name=None):
+    """`uniform` drawing from `stream` (a `Generator`'s, or a seed pair's)."""
     dtype = dtypes.as_dtype(dtype)
     _check_result_dtype("uniform", dtype, _UNIFORM_DTYPES)
     if maxval is None:
         if dtype.is_integer:
             raise ValueError(f"uniform: give maxval for the integer dtype {dtype.name}")
         maxval = 1
-    low, high = (_parameter(value, dtype) for value in (minval, maxval))
-    attrs = {"dtype": dtype, "stream": _SEEDS.stream(seed)}
-    return apply("RandomUniform", [_shape_tensor(shape), low, high], attrs, name=name)
+    low, high = (parameter_tensor(value, dtype) for value in (minval, maxval))
+    attrs = {"dtype": dtype, "stream": stream}
+    return apply("RandomUniform", [shape_tensor(shape), low, high], attrs, name=name or "random_uniform")
 
 
-# -- RandomNormal ---------------------------------------------------------------------------
-def _normal_infer(dims, mean, stddev, dtype, stream):
-    _check_result_dtype("RandomNormal", dtype, infer.FLOATS)
-    shape = _output_shape("RandomNormal", dims)
-    _check_parameter("RandomNormal", "mean", mean, shape, dtype)
-    _check_parameter("RandomNormal", "stddev", stddev, shape, dtype)
-    return Spec(dtype, shape)
+# -- RandomNormal, TruncatedNormal ---------------------------------------------------------------
+def _normal_infer(op_name):
+    def rule(dims, mean, stddev, dtype, stream):
+        _check_result_dtype(op_name, dtype, infer.FLOATS)
+        shape = _output_shape(op_name, dims)
+        _check_parameter(op_name, "mean", mean, shape, dtype)
+        _check_parameter(op_name, "stddev", stddev, shape, dtype)
+        return Spec(dtype, shape)
+    return rule
 
 
-def _normal_kernel(dims, mean, stddev, dtype, stream):
-    draw_type = np.float64 if dtype is dtypes.float64 else np.float32
-    standard = stream.draw(lambda g: g.standard_normal(_sizes(dims), dtype=draw_type))
-    numpy_type = dtype.as_numpy_dtype
-    return (standard.astype(numpy_type) * stddev + mean).astype(numpy_type, copy=False)
+def _standard_normal(generator, sizes, draw_type):
+    return generator.standard_normal(sizes, dtype=draw_type)
+
+
+def _truncated_standard_normal(generator, sizes, draw_type):
+    """Standard normal numbers, those beyond 2 drawn again (TensorFlow's truncation)."""
+    standard = generator.standard_normal(sizes, dtype=draw_type)
+    outside = np.abs(standard) > 2
+    while outside.any():
+        standard[outside] = generator.standard_normal(int(outside.sum()), dtype=draw_type)
+        outside = np.abs(standard) > 2
+    return standard
+
+
+def _normal_kernel(sample):
+    def kernel(dims, mean, stddev, dtype, stream):
+        draw_type = np.float64 if dtype is dtypes.float64 else np.float32
+        standard = stream.draw(lambda g: sample(g, _sizes(dims), draw_type))
+        numpy_type = dtype.as_numpy_dtype
+        return (standard.astype(numpy_type) * stddev + mean).astype(numpy_type, copy=False)
+    return kernel
 
 
 def _normal_gradient(op, grad):
@@ -249,28 +272,47 @@ def _normal_gradient(op, grad):
     return [None, reduce_to_input(op, 1, grad), reduce_to_input(op, 2, grad * standard)]
 
 
-register(OpDef("RandomNormal", kernel=_normal_kernel, infer=_normal_infer, stateful=True,
-               gradient=_normal_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.effects:normal"}))
+for _name, _sample, _jax in (("RandomNormal", _standard_normal, "normal"),
+                             ("TruncatedNormal", _truncated_standard_normal, "truncated_normal")):
+    register(OpDef(_name, kernel=_normal_kernel(_sample), infer=_normal_infer(_name), stateful=True,
+                   gradient=_normal_gradient, kernels={"jax": f"autoloop.backends.jax.kernels.effects:{_jax}"}))
 
 
-def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-    """Numbers drawn from a normal distribution, in a tensor of `shape` (floats).
+def _normal_fn(op_name, public_name, doc):
+    def fn(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+        return draw_normal(op_name, shape, mean, stddev, dtype, _SEEDS.stream(seed), name)
+    fn.__name__, fn.__doc__ = public_name, doc
+    return fn
+
+
+def draw_normal(op_name, shape, mean, stddev, dtype, stream: RandomStream, name=None):
+    """`normal` (`op_name` ``RandomNormal``) or `truncated_normal` (``TruncatedNormal``) drawing from `stream`."""
+    dtype = dtypes.as_dtype(dtype)
+    _check_result_dtype("normal" if op_name == "RandomNormal" else "truncated_normal", dtype, infer.FLOATS)
+    public_name = "random_normal" if op_name == "RandomNormal" else "truncated_normal"  # TF's node name
+    attrs = {"dtype": dtype, "stream": stream}
+    inputs = [shape_tensor(shape), parameter_tensor(mean, dtype), parameter_tensor(stddev, dtype)]
+    return apply(op_name, inputs, attrs, name=name or public_name)
+
+
+normal = _normal_fn("RandomNormal", "normal", """Numbers from a normal distribution, in a tensor of `shape` (floats).
 
     `mean` and `stddev` are numbers or tensors broadcasting to `shape`.
     Seeding: see the module docstring.
-    """
-    dtype = dtypes.as_dtype(dtype)
-    _check_result_dtype("normal", dtype, infer.FLOATS)
-    attrs = {"dtype": dtype, "stream": _SEEDS.stream(seed)}
-    inputs = [_shape_tensor(shape), _parameter(mean, dtype), _parameter(stddev, dtype)]
-    return apply("RandomNormal", inputs, attrs, name=name)
+    """)
+truncated_normal = _normal_fn("TruncatedNormal", "truncated_normal", """Numbers as `normal` draws them, those
+    more than two `stddev` from `mean` drawn again.
+
+    Seeding: see the module docstring.
+    """)
 
 
-def _shape_tensor(shape):
+def shape_tensor(shape):
+    """The shape of a random op's result as an int32 tensor (a list of ints, or a tensor as given)."""
     dims = shape_operand(shape, "random")
     return convert(np.array(dims, dtype=np.int32)) if isinstance(dims, tuple) else dims
 
 
-def _parameter(value, dtype):
+def parameter_tensor(value, dtype):
+    """A parameter (``minval``, ``mean``, ...) as a tensor of the result's `dtype`."""
     return binary_inputs(convert(np.zeros((), dtype.as_numpy_dtype)), value)[1]

@@ -147,7 +147,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     numpy_type = dtype.as_numpy_dtype
     on_value = _scalar_operand(numpy_type(1) if on_value is None else on_value, dtype, "on_value")
     off_value = _scalar_operand(numpy_type(0) if off_value is None else off_value, dtype, "off_value")
-    return apply("OneHot", [indices, on_value, off_value], {"depth": depth, "axis": axis}, name=name)
+    return apply("OneHot", [indices, on_value, off_value], {"depth": depth, "axis": axis}, name=name or "one_hot")
 
 
 def _scalar_operand(value, dtype, what: str) -> Tensor:

@@ -99,7 +99,7 @@ def stack(values, axis=0, name=None):
     tensors = _same_dtype_tensors(values, "stack")
     if not tensors:
         raise ValueError("stack needs at least one tensor, got an empty list")
-    return apply("Pack", tensors, {"axis": static_int(axis, "Pack", "axis")}, name=name)
+    return apply("Pack", tensors, {"axis": static_int(axis, "Pack", "axis")}, name=name or "stack")
 
 
 def _same_dtype_tensors(values, op_name: str) -> list:
@@ -275,7 +275,7 @@ def transpose(a, perm=None, name=None):
     if perm is not None:
         perm = tuple(p % a.shape.rank if a.shape.rank and p < 0 else p
                      for p in static_ints(perm, "Transpose", "perm"))
-    return apply("Transpose", [a], {"perm": perm}, name=name)
+    return apply("Transpose", [a], {"perm": perm}, name=name or "transpose")
 
 
 # -- ExpandDims / Squeeze ----------------------------------------------------------------

@@ -32,9 +32,10 @@ _COMPARISONS = {
 _UNARY = {"neg": math_ops.negative, "abs": math_ops.abs, "invert": math_ops.invert, "pos": math_ops.identity}
 
 
-def _method(fn, python_name: str):
+def _method(fn, python_name: str, node_name=None):
+    """`node_name` names the node in a graph, as TensorFlow names an operator's (``x + y`` is ``add``)."""
     def method(self, other):
-        return fn(self, other)
+        return fn(self, other, name=node_name)
     method.__name__ = python_name
     return method
 
@@ -50,9 +51,9 @@ def _equality_method(fn, python_name: str, with_none: bool):
     return method
 
 
-def _reflected_method(fn, python_name: str):
+def _reflected_method(fn, python_name: str, node_name=None):
     def method(self, other):
-        return fn(other, self)
+        return fn(other, self, name=node_name)
     method.__name__ = python_name
     return method
 
@@ -87,8 +88,8 @@ def _iter(self):
 def install(cls=Tensor) -> None:
     """Give `cls` its operators, ``__getitem__`` and ``__iter__``."""
     for name, fn in _REFLECTED.items():
-        setattr(cls, f"__{name}__", _method(fn, f"__{name}__"))
-        setattr(cls, f"__r{name}__", _reflected_method(fn, f"__r{name}__"))
+        setattr(cls, f"__{name}__", _method(fn, f"__{name}__", name))
+        setattr(cls, f"__r{name}__", _reflected_method(fn, f"__r{name}__", name))
     for name, fn in _COMPARISONS.items():
         setattr(cls, f"__{name}__", _method(fn, f"__{name}__"))
     cls.__eq__ = _equality_method(math_ops.equal, "__eq__", with_none=False)

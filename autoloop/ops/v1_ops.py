@@ -28,6 +28,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.errors import FailedPreconditionError, InvalidArgumentError
+from autoloop.ops.logging_ops import element
 from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 
@@ -136,14 +137,14 @@ def summarize_value(value, limit: int) -> str:
     """
     array = np.asarray(value)
     if array.ndim == 0:
-        return _element(array[()])
+        return element(array[()])
     shown = [0]
 
     def rows(part) -> str:
         if part.ndim == 1:
             count = min(len(part), limit - shown[0])
             shown[0] += count
-            text = " ".join(_element(item) for item in part[:count])
+            text = " ".join(element(item) for item in part[:count])
             return text + ("..." if count < len(part) else "")
         pieces = []
         for row in part:
@@ -159,13 +160,6 @@ def summarize_value(value, limit: int) -> str:
 def _print_gradient(op, grad):
     """An identity for its first input; the data it prints get no gradient."""
     return [grad] + [None] * (len(op.inputs) - 1)
-
-
-def _element(item) -> str:
-    """One number as TF1's Print writes it: floats without a trailing ``.0`` (``1``, ``0.5``)."""
-    if isinstance(item, np.floating):
-        return np.format_float_positional(item, trim="-")
-    return str(item)
 
 
 register(OpDef("PrintV1", kernel=_print_kernel, infer=_print_infer, gradient=_print_gradient,

@@ -190,10 +190,53 @@ case("RandomNormal", "mean-stddev", lambda m, s: al.random.normal([2, 3], m, s, 
      normal(3), positive(), random=True)
 case("RandomUniform", "bounds", lambda lo, hi: al.random.uniform([2, 3], lo, hi, dtype=al.float64, seed=1),
      lambda rng: rng.uniform(-2, -1, (2, 1)), positive(), random=True)
+case("TruncatedNormal", "mean-stddev", lambda m, s: al.random.truncated_normal([2, 3], m, s, dtype=al.float64,
+                                                                            seed=1),
+     normal(3), positive(), random=True)
+case("StatelessRandomNormal", "mean-stddev", lambda m, s: al.random.stateless_normal([2, 3], [1, 2], m, s,
+                                                                                    dtype=al.float64),
+     normal(3), positive())
+case("StatelessRandomUniform", "bounds", lambda lo, hi: al.random.stateless_uniform([2, 3], [3, 4], lo, hi,
+                                                                                   dtype=al.float64),
+     lambda rng: rng.uniform(-2, -1, (2, 1)), positive())
 RESEED = _reseed
 
 # -- py_function: differentiable through the autoloop ops its Python function runs --------------------------
 case("PyFunction", "sin-times-x", lambda x: al.py_function(lambda t: al.sin(t) * t, [x], al.float64), normal(3))
+
+
+# -- segments, matrices, TF1's placeholder_with_default ----------------------------------------------------
+def _distinct(*shape):
+    """Values far apart (a max or min segment has one clear winner), away from zero (prod)."""
+    return lambda rng: (rng.permutation(int(np.prod(shape))).reshape(shape) + 1.0) * rng.choice([-1.0, 1.0], shape)
+
+
+for _reduce in ("sum", "max", "min", "prod"):
+    case("SegmentReduce", f"unsorted_{_reduce}",
+         lambda d, r=_reduce: getattr(al.math, f"unsorted_segment_{r}")(d, [1, -1, 1, 0, 1], 2), _distinct(5, 2))
+    case("SegmentReduce", f"sorted_{_reduce}", lambda d, r=_reduce: getattr(al.math, f"segment_{r}")(d, [0, 0, 2]),
+         _distinct(3))
+case("SegmentReduce", "prod-with-a-zero", lambda d: al.math.segment_prod(d * [1.0, 0.0, 1.0, 1.0], [0, 0, 1, 1]),
+     normal(4))
+case("SegmentReduce", "mean", lambda d: al.math.unsorted_segment_mean(d, [0, 2, 0], 3), normal(3, 2))
+
+
+def _well_conditioned(size):
+    return lambda rng: rng.standard_normal((size, size)) * 0.3 + np.eye(size) * 2
+
+
+def _positive_definite(size):
+    def make(rng):
+        root = rng.standard_normal((size, size))
+        return root @ root.T + np.eye(size) * size
+    return make
+
+
+case("MatrixInverse", "square", al.linalg.inv, _well_conditioned(3))
+case("MatrixSolve", "rhs", al.linalg.solve, _well_conditioned(3), normal(3, 2))
+case("Cholesky", "spd", lambda a: al.linalg.cholesky((a + al.transpose(a)) * 0.5), _positive_definite(3))
+case("PlaceholderWithDefault", "identity",
+     lambda x: __import__("autoloop.compat.v1", fromlist=["v1"]).placeholder_with_default(x, [None]) * 2, normal(3))
 
 
 # -- TensorArrays (and, second order, the gradient lists they make) ---------------------------------------

@@ -43,6 +43,8 @@ NOT_ON_XLA = {  # case -> what the BackendError says: a result whose shape depen
     "GatherV2-boolean_mask-2d-mask": _ROWS, "GatherV2-boolean_mask-axis1": _ROWS,
     "TensorListConcat-rows-of-different-lengths": r"elements have shape \(1, 4\) gets one of shape \(2, 4\)",
     "TensorListSplit-rows": "pieces of different",
+    "Less-sequence_mask-longest": "Range takes limit from the values",  # maxlen is max(lengths)
+    "Unique-first-appearance": r"unique\(x\) gives one element per distinct value",
 }
 BATCH = 60
 

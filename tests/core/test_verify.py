@@ -29,7 +29,7 @@ def test_a_wrong_recorded_dtype_is_reported_with_the_node():
     graph = traced_graph(lambda x: x * 2.0, al.constant([1.0, 2.0]))
     node = next(n for n in graph.nodes if n.op == "Mul")
     node.outputs[0].dtype = dtypes.int32
-    with pytest.raises(GraphError, match=r"node Mul \(Mul\).*recorded as int32, the op gives float32"):
+    with pytest.raises(GraphError, match=r"node mul \(Mul\).*recorded as int32, the op gives float32"):
         verify(graph)
 
 

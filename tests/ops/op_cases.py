@@ -44,7 +44,7 @@ NOT_NUMPY_COMPARABLE = {
     # The stacks a loop gradient saves values on (autoloop.control_flow.stacks): tested there too.
     "StackNew", "StackPush", "StackGet",
     "VarHandleOp", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
-    "PrintV1", "NoOp",
+    "PrintV1", "NoOp", "PlaceholderWithDefault",
     # Python called inside a graph (autoloop.ops.script_ops): tested in tests/function_surface.
     "PyFunction", "PyFunctionStateless", "PyFunctionGrad",
 }

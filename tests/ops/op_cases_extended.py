@@ -63,6 +63,15 @@ def _stream(global_seed, op_seed):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([global_seed, op_seed])))
 
 
+def _truncated(generator, shape):
+    """Standard normal numbers of `shape`, those beyond 2 drawn again (TensorFlow's truncation), float32."""
+    values = generator.standard_normal(shape, dtype=np.float32)
+    while (np.abs(values) > 2).any():
+        outside = np.abs(values) > 2
+        values[outside] = generator.standard_normal(int(outside.sum()), dtype=np.float32)
+    return values
+
+
 def _seeded(fn, global_seed=5):
     """`fn` run right after ``set_seed(global_seed)`` (eagerly, or while tracing)."""
     def run(*args):
@@ -260,6 +269,48 @@ CASES: list[Case] = [
     Case("RandomNormal", "float64-broadcast-mean", _seeded(lambda m: al.random.normal([2, 3], m, dtype=al.float64,
                                                                                       seed=4)),
          lambda m: _stream(5, 4).standard_normal((2, 3)) + m, (np.array([0.0, 10.0, 20.0]),)),
+    Case("TruncatedNormal", "within-two-stddev", _seeded(lambda: al.random.truncated_normal([3, 2], 1.0, 0.5, seed=3)),
+         lambda: _truncated(_stream(5, 3), (3, 2)) * np.float32(0.5) + np.float32(1), ()),
+    Case("StatelessRandomUniform", "seed-pair", lambda: al.random.stateless_uniform([2, 3], seed=[4, 9]),
+         lambda: _stream(4, 9).random((2, 3), dtype=np.float32), ()),
+    Case("StatelessRandomUniform", "tensor-seed-int-range",
+         lambda s: al.random.stateless_uniform([5], seed=s, minval=2, maxval=7, dtype=al.int64),
+         lambda s: _stream(*s).integers(2, 7, 5, dtype=np.int64), (np.array([3, 1], np.int32),)),
+    Case("StatelessRandomNormal", "mean-stddev", lambda: al.random.stateless_normal([3], seed=[1, 2], mean=2.0,
+                                                                                   stddev=3.0),
+         lambda: _stream(1, 2).standard_normal(3, dtype=np.float32) * np.float32(3) + np.float32(2), ()),
+    # -- sequences, segments, matrices (checked against TensorFlow 2.21) ---------------------------------
+    Case("SearchSorted", "left-batched", al.searchsorted,
+         lambda s, v: np.stack([np.searchsorted(r, q) for r, q in zip(s, v)]).astype(np.int32),
+         (np.sort(F, axis=1), F2)),
+    Case("SearchSorted", "right-int64", lambda s, v: al.searchsorted(s, v, side="right", out_type=al.int64),
+         lambda s, v: np.searchsorted(s, v, side="right").astype(np.int64),
+         (np.array([1, 2, 2, 3], np.int32), np.array([2, 0, 9], np.int32))),
+    Case("Unique", "first-appearance", lambda x: list(al.unique(x)),
+         lambda x: [np.array([3, 1, 2], np.int32), np.array([0, 1, 0, 2, 1], np.int32)],
+         (np.array([3, 1, 3, 2, 1], np.int32),)),
+    Case("SegmentReduce", "segment_sum", lambda d: al.math.segment_sum(d, [0, 0, 2]),
+         lambda d: np.stack([d[0] + d[1], np.zeros(4, np.float32), d[2]]), (M,)),
+    Case("SegmentReduce", "segment_max-empty-is-0", lambda d: al.math.segment_max(d, [0, 2]),
+         lambda d: np.array([d[0], 0, d[1]], np.int32), (np.array([5, -4], np.int32),)),
+    Case("SegmentReduce", "unsorted_min-dropped-and-empty", lambda d: al.math.unsorted_segment_min(d, [1, -1, 1, 0], 3),
+         lambda d: np.array([d[3], min(d[0], d[2]), np.finfo(np.float32).max], np.float32), (V,)),
+    Case("SegmentReduce", "unsorted_prod-2d-ids", lambda d: al.math.unsorted_segment_prod(d, [[0, 1, 0], [1, 1, 0]], 2),
+         lambda d: np.array([d[0, 0] * d[0, 2] * d[1, 2], d[0, 1] * d[1, 0] * d[1, 1]], np.float64), (D.T.copy(),)),
+    Case("SelectV2", "linspace-vectors-axis1", lambda a, b: al.linspace(a, b, 5, axis=1),
+         lambda a, b: np.linspace(a, b, 5, axis=1, dtype=np.float32), (V, V * 3 + 1)),
+    Case("SelectV2", "linspace-ints-one", lambda: [al.linspace(0, 1, 3), al.linspace(2.0, 5.0, 1)],
+         lambda: [np.array([0.0, 0.5, 1.0]), np.array([2.0], np.float32)], ()),
+    Case("Less", "sequence_mask", lambda n: al.sequence_mask(n, 4, dtype=al.float32),
+         lambda n: (np.arange(4) < n[..., None]).astype(np.float32), (np.array([[1, 3], [0, 4]], np.int32),)),
+    Case("Less", "sequence_mask-longest", al.sequence_mask, lambda n: np.arange(n.max()) < n[:, None],
+         (np.array([1, 3, 2], np.int64),)),
+    Case("RandomUniform", "dropout", _seeded(lambda x: al.nn.dropout(x, rate=0.25, seed=2)),
+         lambda x: x / np.float32(0.75) * (_stream(5, 2).random(x.shape, dtype=np.float32) >= 0.25), (F,)),
+    Case("MatrixInverse", "batch", al.linalg.inv, np.linalg.inv, (np.eye(3) * 2 + BATCH[:, :, :3] * 0.1,)),
+    Case("MatrixSolve", "rhs", al.linalg.solve, np.linalg.solve,
+         (np.eye(3, dtype=np.float32) * 3 + M[:, :3] * 0.1, M)),
+    Case("Cholesky", "spd", al.linalg.cholesky, np.linalg.cholesky, (M @ M.T + 3 * np.eye(3, dtype=np.float32),)),
     # -- TensorArray additions ------------------------------------------------------------------------
     Case("TensorListConcat", "rows-of-different-lengths", _tensor_array_concat, lambda x: x, (M,)),
     Case("TensorListSplit", "rows", _tensor_array_split, lambda x: x[1:], (M,)),

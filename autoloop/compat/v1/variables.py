@@ -33,6 +33,7 @@ from autoloop.ir import context
 from autoloop.ops import tensor_methods
 from autoloop.ops.creation_ops import fill, ones, zeros
 from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.graph_building import name_scope
 from autoloop.ops.v1_ops import VariableCell
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor
@@ -125,7 +126,8 @@ def variable_scope(name_or_scope, reuse=None, default_name=None):
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"variable_scope: {name!r} is not a valid scope name")
     inherited = _scopes.top()[1] if _scopes.top() else None
-    with _scopes.pushed((name, reuse if reuse is not None else inherited)):
+    # Ops made in the block get a name scope too, made unique as TF does (variables keep their own names).
+    with _scopes.pushed((name, reuse if reuse is not None else inherited)), name_scope(name):
         yield "/".join(scope for scope, _ in _scopes.items())
 
 
@@ -156,7 +158,8 @@ class Variable:
                              f"autoloop.compat.v1 graph, not inside a while_loop or cond body or a traced "
                              f"function")
         self._name = name
-        initial = _initial_value(initializer, shape, self.dtype, name)
+        with name_scope(f"{name}/Initializer/"):  # where TF names a variable's initial value
+            initial = _initial_value(initializer, shape, self.dtype, name)
         self.shape = as_shape(shape) if shape is not None else initial.shape
         self.initial_value = initial
         if self._graph is None:  # eager: the variable holds its value
@@ -165,11 +168,11 @@ class Variable:
             self._cell.value = initial.numpy()
             self.initializer = None
             return
-        attrs = {"variable": self}
-        self._handle = apply("VarHandleOp", [], attrs, name=name)
-        self.initializer = Operation(apply("AssignVariableOp", [self._handle, initial], self._attrs(),
-                                           name=f"{name}/Assign").op)
-        self._snapshot = self.read_value()
+        with name_scope(""):  # the variable's nodes are named by its full name, whatever scope is open
+            self._handle = apply("VarHandleOp", [], {"variable": self}, name=name)
+            self.initializer = Operation(apply("AssignVariableOp", [self._handle, initial], self._attrs(),
+                                               name=f"{name}/Assign").op)
+            self._snapshot = self.read_value()
         self._graph.variables[name] = self
 
     def _attrs(self) -> dict:

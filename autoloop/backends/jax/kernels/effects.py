@@ -50,8 +50,8 @@ def _print_on_host(lowering, op, arrays, **attrs) -> None:
 
 
 @host_call
-def print_(lowering, node, *arrays, template, stream, flush=False):
-    _print_on_host(lowering, "PrintV2", arrays, template=template, stream=stream, flush=flush)
+def print_(lowering, node, *arrays, template, stream, flush=False, summarize=None):
+    _print_on_host(lowering, "PrintV2", arrays, template=template, stream=stream, flush=flush, summarize=summarize)
     return ()
 
 
@@ -99,6 +99,11 @@ def _draw(lowering, node, dims, parameters):
 
 @host_call
 def normal(lowering, node, dims, mean, stddev, dtype, stream):
+    return _draw(lowering, node, dims, (mean, stddev))
+
+
+@host_call
+def truncated_normal(lowering, node, dims, mean, stddev, dtype, stream):
     return _draw(lowering, node, dims, (mean, stddev))
 
 
