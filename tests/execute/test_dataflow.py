@@ -19,6 +19,7 @@ import itertools
 import pathlib
 import threading
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -467,3 +468,48 @@ def test_a_failure_inside_a_compiled_loop_names_the_op_and_the_users_line():
     with pytest.raises(InvalidArgumentError) as expected:
         interpret(graph, np.int32(6))
     assert str(failure.value) == str(expected.value) and "test_dataflow.py" in str(failure.value)
+
+
+# -- in place: a kernel takes over the buffer its input's last reader releases -----------------------------
+def _peak_arrays(run, array_bytes: int) -> float:
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        run()
+        return (tracemalloc.get_traced_memory()[1] - base) / array_bytes
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_chain_of_element_wise_kernels_in_frames_reuses_one_buffer():
+    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
+
+    def loop(x):
+        body = lambda i, acc: (i + 1, acc + al.reduce_sum(al.tanh(x * al.cast(i, al.float32) + 1.0)))  # noqa: E731
+        return al.while_loop(lambda i, acc: i < 3, body, (0, 0.0))[1]
+
+    graph = _graph(loop, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+    in_place = {node.name: slot for node, slot in zip(plan.nodes, plan._in_place_slots()) if slot is not None}
+    assert in_place == {"while/body/Add_1": 0, "while/body/Tanh": 0}  # not Mul: it reads x, the loop's input
+    (total,) = dataflow.execute(plan, [x], workers=0)
+    assert_identical(interpret(graph, x)[0], total)
+    assert _peak_arrays(lambda: dataflow.execute(plan, [x], workers=0), x.nbytes) < 1.5  # one array, not two
+
+
+def test_a_value_read_twice_or_fetched_is_never_overwritten():
+    x = np.linspace(-1, 1, 1 << 18, dtype=np.float32)
+
+    def twice(x):
+        y = x * 2.0
+        z = al.tanh(y)        # y is read again below: Tanh must not write into it
+        w = al.exp(z)         # z is also a result: Exp must not write into it
+        return z + y, w, z
+
+    graph = _graph(twice, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    expected = interpret(graph, x)
+    for found, wanted in zip(dataflow.call(lowered, x, workers=0), expected):
+        assert_identical(wanted, found)

@@ -190,6 +190,10 @@ class _Run:
                 handlers[ready[0][0]](*ready.popleft())  # nothing here keeps the inputs alive afterwards
                 while self.in_flight and not done.empty():
                     self._finish_kernel(*done.get())
+            # Workers are given kernels only now, once the ready work has queued its large kernels: the
+            # oldest first, so a finished iteration's next kernel (which takes over its buffer) goes before
+            # a later iteration's first one (which would allocate another).
+            self._fill_pool()
             if self.in_flight == 0:
                 return
             self._finish_kernel(*done.get())
@@ -273,8 +277,7 @@ class _Run:
         if self.workers and self.plan.offloadable[node] and _large(values):
             position = _program_position(self.plan.nodes[node], iteration)
             heapq.heappush(self.waiting, (position, next(self._order), node, iteration, kernel, values))
-            self._fill_pool()
-            return
+            return  # the pool takes it once the ready work is queued (`_loop`): oldest first
         try:
             if self.trace is None:
                 results = kernel(values)
@@ -323,7 +326,6 @@ class _Run:
 
     def _finish_kernel(self, node: int, iteration: _Iteration, results, error) -> None:
         self.in_flight -= 1
-        self._fill_pool()
         if error is not None:
             self._fail(node, iteration, error)
             return

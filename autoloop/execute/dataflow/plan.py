@@ -51,7 +51,10 @@ import numpy as np
 
 from autoloop.dtypes import variant
 from autoloop.execute.dataflow.form import MACHINERY_OPS, Frame, Node, Output
+from autoloop.execute.errors import raise_for_node
 from autoloop.execute.interpreter import kernel_of
+from autoloop.execute.statements import IN_PLACE_MIN_BYTES, _allocates
+from autoloop.ops import registry
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.errors import InvalidArgumentError
@@ -174,16 +177,76 @@ class Plan:
                 fetched[(index[id(source)], output)].append(position)
         self.fetched_outputs = [[fetched.get((k, i), ()) for i in range(len(node.outputs))]
                                 if any((k, i) in fetched for i in range(len(node.outputs))) else None
-                                for k, node in enumerate(nodes)]
+                                for k, node in enumerate(nodes)]  # per node: per output, fetch positions
         self.offloadable = [node.op not in MACHINERY_OPS and node.op != "Const" and not node.runs_loop is not None
                             and control_flow.lookup(node.op) is None
                             and not (node.source is not None and has_effects(node.source)) for node in nodes]
         self.kernels = [_compiled_kernel(node) if node.runs_loop is not None else
+                        _in_place_kernel(node, slot) if slot is not None else
                         kernel_of(node.source if node.source is not None else node)
-                        if node.op not in MACHINERY_OPS else None for node in nodes]
+                        if node.op not in MACHINERY_OPS else None
+                        for node, slot in zip(nodes, self._in_place_slots())]
         self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        _BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
         self.start = [k for k, node in enumerate(nodes) if self.waits_for[k] == 0 and node.op != "Placeholder"]
+
+
+    def _in_place_slots(self) -> list:
+        """For each node, the input its ufunc kernel may overwrite with its result (`out=`), or None.
+
+        The compiled executor's rule (`autoloop.execute.statements`): a
+        large array that a ufunc made in the same frame, of the result's
+        dtype and exact static shape, read by this node alone (once) and
+        neither fetched nor fed. Its last reader takes its buffer, so a
+        body of element-wise kernels allocates one array, not one per op.
+        """
+        index = {id(n): k for k, n in enumerate(self.nodes)}
+        return [self._in_place_slot(k, node, index) if _ufunc_node(node) else None
+                for k, node in enumerate(self.nodes)]
+
+    def _in_place_slot(self, k: int, node: Node, index: dict) -> int | None:
+        output = node.outputs[0]
+        if not (output.shape.is_fully_defined() and output.shape.rank
+                and output.dtype.size * output.shape.num_elements() >= IN_PLACE_MIN_BYTES):
+            return None
+        for position, value in enumerate(node.inputs):
+            producer = index.get(id(value.node))
+            if producer is None or value.node.frame is not node.frame or not _ufunc_node(value.node):
+                continue
+            fetched = self.fetched_outputs[producer]
+            if (self.readers[producer][value.index] == [(k, position)] and not (fetched and fetched[value.index])
+                    and value.dtype is output.dtype and value.shape == output.shape):
+                return position
+        return None
+
+
+def _ufunc_node(node: Node) -> bool:
+    """Whether `node` runs a one-output ufunc kernel with no attrs and no effects (its result is a new array)."""
+    source = node.source
+    if (source is None or node.runs_loop is not None or source.op != node.op or node.op in MACHINERY_OPS
+            or control_flow.lookup(node.op) is not None or has_effects(source) or _attrs(source)):
+        return False
+    return _allocates(source)
+
+
+def _attrs(node) -> dict:
+    return {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+
+
+def _in_place_kernel(node: Node, slot: int):
+    """``run(args) -> [result]``: `node`'s ufunc writing its result into ``args[slot]`` (see `_in_place_slots`)."""
+    fn = registry.get(node.op).kernel_for("numpy").fn
+    source = node.source
+
+    def run(args):
+        try:
+            target = args[slot]
+            if isinstance(target, np.ndarray):
+                return [fn(*args, out=target)]
+            return [fn(*args)]
+        except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
+            raise_for_node(source, error)
+    return run
 
 
 def _needed(fetches, fed_ids: set, targets) -> set[int]:
