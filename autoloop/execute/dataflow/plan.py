@@ -13,6 +13,10 @@ the executor would otherwise decide per node and per iteration:
 - **Tables.** Each node's readers (node, input slot), how many inputs and
   ordering edges it waits for, which Merges are a loop's, which outputs are
   fetched, its kernel, bound once.
+- **In place.** A ufunc kernel whose input is a large array that a ufunc
+  of the same frame made and that nothing else reads writes its result
+  into that array (`out=`), the compiled executor's rule
+  (`Plan._in_place_slots`).
 - **How each loop runs** (`choose`, the cost rule). A loop whose
   iterations cannot overlap profitably runs as *one node* of the frame
   around it: its functional ``While`` compiled to generated code by the
@@ -50,14 +54,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from autoloop.dtypes import variant
+from autoloop.errors import InvalidArgumentError
 from autoloop.execute.dataflow.form import MACHINERY_OPS, Frame, Node, Output
 from autoloop.execute.errors import raise_for_node
 from autoloop.execute.interpreter import kernel_of
 from autoloop.execute.statements import IN_PLACE_MIN_BYTES, _allocates
-from autoloop.ops import registry
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
-from autoloop.errors import InvalidArgumentError
+from autoloop.ops import registry
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
 _LOOP_MERGE, _BRANCH_MERGE = 2, 1
