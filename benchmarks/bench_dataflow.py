@@ -38,10 +38,10 @@ import argparse
 import json
 import os
 import subprocess
-import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from bench_gradients import peak_bytes
 from harness import environment, interleaved
 
 import autoloop as al
@@ -122,18 +122,6 @@ def tensorflow_child(python: str | None, elements: int, iterations: int, loop_it
         return None
 
 
-def peak_arrays(run, array_bytes: int) -> float:
-    """The most memory numpy held during `run()` beyond what was held before, in arrays of `array_bytes`."""
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        run()
-        return (tracemalloc.get_traced_memory()[1] - base) / array_bytes
-    finally:
-        tracemalloc.stop()
-
-
 def non_strict(work: str, elements: int, iterations: int, rounds: int, child=None) -> tuple[dict, dict]:
     """The loop ``acc += reduce_sum(work(X, float(i)))`` in a Session at parallel_iterations 1 and 10, as frames
     at 1, on the compiled executor, by hand on 2 threads (and in TensorFlow's Session with `child`): timings,
@@ -177,7 +165,7 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int, child=Non
         for parallel_iterations in (1, 10):
             impls[f"{TENSORFLOW}, parallel_iterations={parallel_iterations}"] = \
                 lambda key=f"{work} {parallel_iterations}": child.run(key)
-    peaks = {name: peak_arrays(impls[name], data.nbytes) for name in impls
+    peaks = {name: peak_bytes(impls[name]) / data.nbytes for name in impls
              if name.startswith(("Session", "the same", COMPILED))}
     try:
         return interleaved(impls, rounds, baseline=SERIAL), peaks
