@@ -107,3 +107,19 @@ def test_run_options_and_metadata_are_checked(graph):
             sess.run(x, options={"trace_level": 3})
         with pytest.raises(TypeError, match="run_metadata must be a RunMetadata"):
             sess.run(x, run_metadata=[])
+
+
+def test_seed_000_fetching_the_counter_runs_frames_and_fetching_x_compiles_the_loop(graph, capfd):
+    n = 10
+    counter, x = tf.while_loop(lambda i, x: i < n,
+                               lambda i, x: (tf.Print(i + 1, [i], "Updating i "), tf.Print(x + i, [i], "Updating x ")),
+                               (tf.constant(0), tf.zeros([10, 10], dtype=tf.int32)))  # small: compiled
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        assert sess.run(counter, run_metadata=metadata) == 10
+        assert [loop.executor for loop in metadata.loops] == ["frames"]  # x's updates must not run
+        assert "Updating x" not in capfd.readouterr().err
+        assert (sess.run(x, run_metadata=metadata) == 45).all()
+        assert [loop.executor for loop in metadata.loops] == ["compiled"]  # x needs the whole loop
+        err = capfd.readouterr().err.splitlines()
+        assert err == [line for k in range(10) for line in (f"Updating i [{k}]", f"Updating x [{k}]")]
