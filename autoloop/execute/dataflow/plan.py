@@ -57,10 +57,12 @@ from autoloop.dtypes import variant
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute.dataflow.form import MACHINERY_OPS, Frame, Node, Output
 from autoloop.execute.errors import raise_for_node
+from autoloop.execute.executor import CompiledGraph
 from autoloop.execute.interpreter import kernel_of
 from autoloop.execute.statements import IN_PLACE_MIN_BYTES, _allocates
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
+from autoloop.ir.graph import Graph
 from autoloop.ops import registry
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
@@ -182,7 +184,7 @@ class Plan:
         self.fetched_outputs = [[fetched.get((k, i), ()) for i in range(len(node.outputs))]
                                 if any((k, i) in fetched for i in range(len(node.outputs))) else None
                                 for k, node in enumerate(nodes)]  # per node: per output, fetch positions
-        self.offloadable = [node.op not in MACHINERY_OPS and node.op != "Const" and not node.runs_loop is not None
+        self.offloadable = [node.op not in MACHINERY_OPS and node.op != "Const" and node.runs_loop is None
                             and control_flow.lookup(node.op) is None
                             and not (node.source is not None and has_effects(node.source)) for node in nodes]
         self.kernels = [_compiled_kernel(node) if node.runs_loop is not None else
@@ -193,7 +195,6 @@ class Plan:
         self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        _BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
         self.start = [k for k, node in enumerate(nodes) if self.waits_for[k] == 0 and node.op != "Placeholder"]
-
 
     def _in_place_slots(self) -> list:
         """For each node, the input its ufunc kernel may overwrite with its result (`out=`), or None.
@@ -350,8 +351,6 @@ def _compiled_kernel(node: Node):
     """``run(args) -> outputs``: the loop compiled once (kept on its frame's boundary), then called."""
     loop = node.runs_loop
     if loop.compiled is None:
-        from autoloop.execute.executor import CompiledGraph
-        from autoloop.ir.graph import Graph
         source = loop.source
         graph = Graph(source.name)
         inputs = [graph.add_input(v.dtype, v.shape) for v in source.inputs]
