@@ -185,7 +185,7 @@ class Plan:
                                 if any((k, i) in fetched for i in range(len(node.outputs))) else None
                                 for k, node in enumerate(nodes)]  # per node: per output, fetch positions
         self.offloadable = [node.op not in MACHINERY_OPS and node.op != "Const" and node.runs_loop is None
-                            and control_flow.lookup(node.op) is None
+                            and control_flow.lookup(node.op) is None and not _small(node.inputs)
                             and not (node.source is not None and has_effects(node.source)) for node in nodes]
         self.kernels = [_compiled_kernel(node) if node.runs_loop is not None else
                         _in_place_kernel(node, slot) if slot is not None else
@@ -252,6 +252,16 @@ def _in_place_kernel(node: Node, slot: int):
         except Exception as error:  # noqa: BLE001 - every failure is reported as the node's
             raise_for_node(source, error)
     return run
+
+
+def _small(values) -> bool:
+    """Whether `values` are known, from their static shapes, to hold too few elements for the thread pool."""
+    total = 0
+    for value in values:
+        if not value.shape.is_fully_defined():
+            return False
+        total += value.shape.num_elements()
+    return total < OFFLOAD_ELEMENTS
 
 
 def _needed(fetches, fed_ids: set, targets) -> set[int]:
