@@ -1,14 +1,17 @@
 """The dataflow form and its executor.
 
 Every graph the control-flow tests trace already runs on the dataflow
-executor, for parallel_iterations 1, 2 and 10 (`equivalence.assert_equivalent`).
+executor, for parallel_iterations 1, 2 and 10, and with its loops compiled
+(`equivalence.assert_equivalent`).
 Here: generated loop programs that print inside their loops, the lowered
 form of a nested loop (golden text), what the verifier rejects, and the
 executor's own rules: only what fetches need runs, untaken branches and the
 last body stay dead, iterations are non-strict within the
 `parallel_iterations` window, large kernels overlap on the thread pool,
 effects (random draws) keep their order, and the first failure in program
-order is the one reported.
+order is the one reported. Then the plan: which loops the cost rule
+compiles into one node and which run as frames, and kernels working in
+place in frames.
 """
 
 from __future__ import annotations
