@@ -8,6 +8,8 @@ with the user's message.
 
 from __future__ import annotations
 
+import traceback
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,27 @@ def test_two_calls_are_not_ordered_with_each_other(graph, capfd):
     with tf.Session() as sess:
         sess.run(second, {x: 1.0})
         assert capfd.readouterr().out.splitlines() == ["first 2.0", "second 6.0"]
+
+
+@al.function
+def _sum_positive(x, n):
+    s = x * 0.0
+    for i in al.range(n):
+        assert x > 0.0, "x must be positive"
+        print("step", i)
+        s += x
+    return s, x + 1
+
+
+def test_a_loop_in_the_function_prints_each_iteration_and_its_assert_points_at_the_users_line(graph, capfd):
+    x = tf.placeholder(tf.float32, shape=[])
+    n = tf.placeholder(tf.int32, shape=[])
+    _, after = _sum_positive(x, n)
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        assert sess.run(after, {x: 2.0, n: 3}, run_metadata=metadata) == 3.0  # reads no loop value
+        assert capfd.readouterr().out.splitlines() == ["step 0", "step 1", "step 2"]
+        assert [loop.executor for loop in metadata.loops] == ["compiled"]
+        with pytest.raises(AssertionError, match="x must be positive") as failure:
+            sess.run(after, {x: -1.0, n: 3})
+    assert traceback.extract_tb(failure.tb)[-1].line == 'assert x > 0.0, "x must be positive"'
