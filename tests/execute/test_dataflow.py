@@ -430,8 +430,8 @@ def test_large_values_run_as_frames_unless_parallel_iterations_is_one():
     assert executors == {"while": "frames"}
 
 
-def test_a_loop_the_fetches_need_only_part_of_runs_as_frames(capsys):
-    """Seed 000: fetching the counter must not run x's prints, so the loop cannot be one compiled node."""
+def test_a_loop_the_fetches_need_part_of_is_compiled_with_the_rest_going_round_unchanged(capsys):
+    """Seed 000: fetching the counter must not run x's prints: compiled, x goes round untouched."""
     def loop(n):
         return al.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, tf.Print(x + i, [i], "x at ")), (0, 0))
 
@@ -440,12 +440,30 @@ def test_a_loop_the_fetches_need_only_part_of_runs_as_frames(capsys):
     counter, x = lowered.outputs
     feeds = {lowered.inputs[0]: np.int32(3)}
     plan = dataflow.Plan(lowered, [counter], list(feeds))
-    assert [(loop.executor, "non-strict" in loop.reason) for loop in plan.frames] == [("frames", True)]
+    (only,) = plan.frames
+    assert only.executor == "compiled" and "its other loop variables go round unchanged" in only.reason
     assert dataflow.execute(plan, list(feeds.values())) == [3] and capsys.readouterr().err == ""
     plan = dataflow.Plan(lowered, [x], list(feeds))
     assert [loop.executor for loop in plan.frames] == ["compiled"]
     assert dataflow.execute(plan, list(feeds.values())) == [3]
     assert capsys.readouterr().err == "x at [0]\nx at [1]\nx at [2]\n"
+
+
+def test_a_loop_the_fetches_need_part_of_runs_as_frames_when_the_rest_holds_a_loop(capsys):
+    def loop(n):
+        def body(i, x):
+            inner = al.while_loop(lambda j, y: j < 2, lambda j, y: (j + 1, tf.Print(y + j, [j], "inner ")), (0, x))[1]
+            return i + 1, inner
+        return al.while_loop(lambda i, x: i < n, body, (0, 0))
+
+    graph = _graph(loop, 3, autograph=False)
+    lowered = dataflow.lower(graph)
+    counter, x = lowered.outputs
+    plan = dataflow.Plan(lowered, [counter], lowered.inputs)
+    assert [(loop.executor, "inside a nested loop" in loop.reason) for loop in plan.frames] == [("frames", True)]
+    assert dataflow.execute(plan, [np.int32(3)]) == [3] and capsys.readouterr().err == ""
+    assert dataflow.execute(dataflow.Plan(lowered, [x], lowered.inputs), [np.int32(3)]) == [3]
+    assert capsys.readouterr().err == "inner [0]\ninner [1]\n" * 3
 
 
 def test_an_inner_loop_is_compiled_inside_an_outer_loop_that_runs_as_frames():
@@ -511,3 +529,25 @@ def test_a_value_read_twice_or_fetched_is_never_overwritten():
     expected = interpret(graph, x)
     for found, wanted in zip(dataflow.call(lowered, x, workers=0), expected):
         assert_identical(wanted, found)
+
+
+def _three_variables(n):
+    def body(i, a, b):
+        return (tf.Print(i + 1, [i], "i "), tf.Print(a + i, [a], "a "), tf.Print(b * 2 + a, [b], "b "))
+    return al.while_loop(lambda i, a, b: i < n, body, (0, 1, 2))
+
+
+@pytest.mark.parametrize("fetched", [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)])
+def test_a_pruned_compiled_loop_computes_and_prints_what_frames_do(capfd, fetched):
+    """Whichever loop variables are fetched, the planned run (compiled, the others unchanged) prints and
+    returns what the run as frames does (b reads a, so fetching b needs a too)."""
+    graph = _graph(_three_variables, 4, autograph=False)
+    lowered = dataflow.lower(graph)
+    fetches = [lowered.outputs[k] for k in fetched]
+    outcomes = []
+    for compile_loops in (False, None):
+        plan = dataflow.Plan(lowered, fetches, lowered.inputs, compile_loops=compile_loops)
+        values = dataflow.execute(plan, [np.int32(4)])
+        outcomes.append((values, sorted(capfd.readouterr().err.splitlines()), [loop.executor for loop in plan.frames]))
+    (frames, frames_printed, _), (planned, planned_printed, executors) = outcomes
+    assert executors == ["compiled"] and planned == frames and planned_printed == frames_printed

@@ -86,7 +86,7 @@ class LoopBoundary:
     inputs: list[Output]
     exits: list[Node]
     program_order: tuple
-    compiled: Any = None  # the loop as generated code, made by the first plan that runs it so
+    compiled: dict = field(default_factory=dict)  # unchanged loop variables -> the loop as generated code
 
 
 @dataclass(eq=False)

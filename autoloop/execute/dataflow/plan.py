@@ -28,9 +28,12 @@ the executor would otherwise decide per node and per iteration:
 The cost rule, for each loop from the outermost in (a loop inside a
 compiled loop is compiled with it):
 
-1. **Frames** if the fetches need only part of the loop's work (a
-   non-strict run: fetching the counter of seed 000 does not run the other
-   variable's prints): compiled code would compute all of it.
+1. **Frames** if the fetches need only part of the loop's work and the
+   part they skip holds an effect or a nested loop (fetching a value must
+   not run what it does not need). Where the skipped part is plain work on
+   loop variables nothing needs (seed 000: fetching the counter must not
+   run ``x``'s ``tf.Print``), the compiled loop carries those variables
+   round unchanged instead, and the rules below apply.
 2. **Compiled** if ``parallel_iterations == 1``: iterations cannot overlap.
 3. **Compiled** if every value of the loop has a known shape with fewer
    than `OFFLOAD_ELEMENTS` elements: no kernel is large enough to go to the
@@ -63,6 +66,7 @@ from autoloop.execute.statements import IN_PLACE_MIN_BYTES, _allocates
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ir.graph import Graph
+from autoloop.ir.rewrite import clone
 from autoloop.ops import registry
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
@@ -293,33 +297,48 @@ def _choose_all(graph, needed: set, compile_loops: bool | None) -> tuple[list[Fr
             continue
         if any(id(outer) in compiled for outer in _enclosing(frame)):
             continue  # compiled with the loop around it
-        executor, reason = choose(frame, inside[id(frame)], needed, compile_loops)
+        executor, reason, unchanged = choose(frame, inside[id(frame)], needed, compile_loops)
         plans.append(FramePlan(frame.name, executor, reason))
         if executor == "compiled":
-            compiled[id(frame)] = _loop_node(frame, inside[id(frame)])
+            compiled[id(frame)] = _loop_node(frame, inside[id(frame)], unchanged)
     return plans, compiled
 
 
-def choose(frame: Frame, nodes: list[Node], needed: set, compile_loops: bool | None = None) -> tuple[str, str]:
-    """``(executor, reason)`` for the loop of `frame` (whose nodes, nested frames' too, are `nodes`)."""
+def choose(frame: Frame, nodes: list[Node], needed: set, compile_loops: bool | None = None) -> tuple:
+    """``(executor, reason, unchanged)`` for the loop of `frame` (whose nodes, nested frames' too, are `nodes`).
+
+    `unchanged`: the loop variables that compiled code carries round
+    unchanged, because the fetches need neither them nor the work on them.
+    """
     if frame.loop is None:
-        return "frames", "not lowered from a while_loop"
+        return "frames", "not lowered from a while_loop", ()
     if compile_loops is False:
-        return "frames", "every loop as frames (compile_loops=False)"
+        return "frames", "every loop as frames (compile_loops=False)", ()
     skipped = [n for n in _work(frame, nodes) if id(n) not in needed]
+    unchanged, pruned = (), ""
     if skipped:
-        return "frames", (f"the fetches need only part of the loop ({skipped[0].name} does not run): "
-                          f"a non-strict run")
+        part = f"the fetches need only part of the loop ({skipped[0].name} does not run)"
+        if any(n.frame is not frame or (n.source is not None and has_effects(n.source)) for n in skipped):
+            return "frames", f"{part}, inside a nested loop or an effect: a non-strict run", ()
+        unchanged = tuple(k for k, exit_node in enumerate(frame.loop.exits[:len(frame.loop.source.outputs)])
+                          if id(_merge_of(exit_node)) not in needed)
+        pruned = f"; {part}: its other loop variables go round unchanged"
     if compile_loops:
-        return "compiled", "every loop that can be (compile_loops=True)"
+        return "compiled", "every loop that can be (compile_loops=True)" + pruned, unchanged
     if frame.parallel_iterations == 1:
-        return "compiled", "parallel_iterations=1: iterations cannot overlap"
+        return "compiled", "parallel_iterations=1: iterations cannot overlap" + pruned, unchanged
     large = next((v for n in nodes for v in n.outputs if v.dtype is not variant
                   and not (v.shape.is_fully_defined() and v.shape.num_elements() < OFFLOAD_ELEMENTS)), None)
     if large is None:
-        return "compiled", f"every value has fewer than {OFFLOAD_ELEMENTS} elements: nothing to overlap"
+        return ("compiled", f"every value has fewer than {OFFLOAD_ELEMENTS} elements: nothing to overlap" + pruned,
+                unchanged)
     return "frames", (f"{large.name} has {large.shape.num_elements() if large.shape.is_fully_defined() else 'unknown'} "
-                      f"elements: iterations overlap on the thread pool")
+                      f"elements: iterations overlap on the thread pool"), ()
+
+
+def _merge_of(exit_node: Node) -> Node:
+    """The Merge of the loop variable that `exit_node` takes out of the loop (Exit <- Switch <- Merge)."""
+    return exit_node.inputs[0].node.inputs[0].node
 
 
 def _work(frame: Frame, nodes: list[Node]) -> list[Node]:
@@ -346,12 +365,13 @@ def _enclosing(frame: Frame):
 
 
 # -- a loop as one node ---------------------------------------------------------------------------
-def _loop_node(frame: Frame, nodes: list[Node]) -> Node:
-    """One node of the frame around `frame` that runs the whole loop: its outputs are the Exits'."""
+def _loop_node(frame: Frame, nodes: list[Node], unchanged: tuple) -> Node:
+    """One node of the frame around `frame` that runs the whole loop: its outputs are the Exits'
+    (those of the `unchanged` loop variables are their first values: nothing reads them)."""
     loop = frame.loop
     control = dict.fromkeys(c for n in nodes if n.op == "Enter" and n.frame is frame for c in n.control_inputs)
-    node = Node(loop.source.op, loop.source.name, frame.parent, list(loop.inputs), list(control), {},
-                source=loop.source, program_order=loop.program_order)
+    node = Node(loop.source.op, loop.source.name, frame.parent, list(loop.inputs), list(control),
+                {"unchanged": unchanged}, source=loop.source, program_order=loop.program_order)
     node.outputs = [Output(node, k, e.outputs[0].dtype, e.outputs[0].shape) for k, e in enumerate(loop.exits)]
     node.runs_loop = loop
     return node
@@ -359,16 +379,20 @@ def _loop_node(frame: Frame, nodes: list[Node]) -> Node:
 
 def _compiled_kernel(node: Node):
     """``run(args) -> outputs``: the loop compiled once (kept on its frame's boundary), then called."""
-    loop = node.runs_loop
-    if loop.compiled is None:
+    loop, unchanged = node.runs_loop, node.attrs["unchanged"]
+    if unchanged not in loop.compiled:
         source = loop.source
+        attrs = dict(source.attrs)
+        if unchanged:  # the body gives those loop variables back as it got them: their work is not live
+            attrs["body"] = body = clone(source.attrs["body"])
+            body.outputs = [body.inputs[k] if k in unchanged else value for k, value in enumerate(body.outputs)]
         graph = Graph(source.name)
         inputs = [graph.add_input(v.dtype, v.shape) for v in source.inputs]
-        copy = graph.add_node(source.op, inputs, source.attrs, [(v.dtype, v.shape) for v in source.outputs],
+        copy = graph.add_node(source.op, inputs, attrs, [(v.dtype, v.shape) for v in source.outputs],
                               location=source.location, name=source.name)
         graph.outputs = list(copy.outputs)
-        loop.compiled = CompiledGraph(graph).generated
-    run = loop.compiled
+        loop.compiled[unchanged] = CompiledGraph(graph).generated
+    run = loop.compiled[unchanged]
     token = [np.True_] * (len(loop.exits) - len(loop.source.outputs))
 
     def run_loop(args):
