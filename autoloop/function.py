@@ -116,6 +116,9 @@ class Function:
             if context.current_graph() is not None:
                 if self.backend != "numpy":
                     _refuse_session_graph(self, context.current_graph())
+                if context.current_graph().tf1_style:  # a TF1 graph's top level: run as TF runs a call op
+                    v1_graph = sys.modules["autoloop.compat.v1.graph"]
+                    return v1_graph.call_as_one_op(lambda: self._target(*args, **kwargs))
                 return self._target(*args, **kwargs)  # called while tracing: inline
             if config.functions_run_eagerly():
                 return self._call_eagerly(args, kwargs)

@@ -1,22 +1,31 @@
-"""The dataflow executor (what compat.v1.Session runs): non-strict iterations on two cores, and its cost per node.
+"""The dataflow executor (what compat.v1.Session runs): planned loops, non-strict iterations on two cores.
 
     python benchmarks/bench_dataflow.py            # full sizes, markdown tables
     python benchmarks/bench_dataflow.py --quick    # small sizes, a smoke run
 
 1. A TF1 loop in a Session whose counter runs ahead: each iteration adds
    ``reduce_sum(work(X, cast(i, float32)))`` over a 1M-element float32 ``X``
-   to an accumulator. The big element-wise kernels of different iterations
-   are independent, and numpy runs them without the GIL, so with
-   ``parallel_iterations=10`` several iterations' kernels run at once on the
-   executor's thread pool; with 1, one iteration at a time. Also shown: the
-   same loop on the compiled executor (``@autoloop.function``, one thread)
-   and the same numpy work spread over two threads by hand, the most two
-   cores give for that work. Two works: ``tanh(X * i)`` (numpy's vectorised
-   float32 tanh is nearly as fast as memory, so cores mostly share the
-   memory bus), and ``tanh(X ** (1 + i / 1000))`` (a power is compute-bound).
-2. ``sum_square`` (an int32 scalar loop): time per iteration on the dataflow
-   executor against the compiled executor, which runs the loop as a Python
-   ``while`` over numpy scalars.
+   to an accumulator. With ``parallel_iterations=10`` the loop runs as
+   frames (the cost rule: its values are large), and several iterations'
+   kernels run at once on the executor's thread pool, numpy releasing the
+   GIL; with 1 the cost rule compiles the loop into one node. Also shown:
+   the same loop with ``parallel_iterations=1`` forced to run as frames, on
+   the compiled executor (``@autoloop.function``), and the same numpy work
+   spread over two threads by hand, the most two cores give for that work;
+   and the peak memory (tracemalloc) of one run, in arrays of X's size. Two
+   works: ``tanh(X * i)`` (numpy's vectorised float32 tanh is nearly as
+   fast as memory, so cores mostly share the memory bus), and
+   ``tanh(X ** (1 + i / 1000))`` (a power is compute-bound).
+2. ``sum_square`` (an int32 scalar loop) as a ``compat.v1`` ``while_loop``
+   run by a Session: time per iteration, against the compiled executor, and
+   with its loop forced to run as frames.
+
+With TensorFlow installed in another Python (``--tensorflow PYTHON``,
+default ``/work/tfenv/bin/python`` when it exists), the same graphs also
+run in TensorFlow's ``compat.v1`` Session, in a child process that times
+nothing itself: each of its runs is one call in the same interleaved
+rounds, so its rows compare within a round like the others (a round trip
+through a pipe adds about 0.1 ms to runs of tens of milliseconds).
 
 Timing follows `harness` (interleaved rounds, medians with min–max, ratios
 within a round). The machine's load is printed with the numbers: other work
@@ -26,9 +35,13 @@ takes cores away from the thread pool, and then no speed-up can show.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from bench_gradients import peak_bytes
 from harness import environment, interleaved
 
 import autoloop as al
@@ -38,6 +51,8 @@ from autoloop.execute import dataflow
 SERIAL = "Session, one iteration at a time (parallel_iterations=1)"  # no other name starts with it
 COMPILED = "compiled executor"
 BY_HAND = "numpy on 2 threads by hand (the ceiling)"
+TENSORFLOW = "TensorFlow compat.v1 Session"
+DEFAULT_TENSORFLOW = "/work/tfenv/bin/python"
 
 
 WORKLOADS = {
@@ -46,14 +61,71 @@ WORKLOADS = {
     "tanh(X * i)": (lambda x, c: al.tanh(x * c), lambda x, c: np.tanh(x * c)),
     # A float32 power costs far more per element than moving it: two cores can each do their own.
     "tanh(X ** (1 + i / 1000))": (lambda x, c: al.tanh(x ** (1.0 + c * 1e-3)),
-                      lambda x, c: np.tanh(x ** (np.float32(1.0) + c * np.float32(1e-3)))),
+                                  lambda x, c: np.tanh(x ** (np.float32(1.0) + c * np.float32(1e-3)))),
 }
 
+# The child process's program: the same graphs in TensorFlow's compat.v1 Session, run on request.
+_TENSORFLOW_CHILD = r"""
+import json, os, sys
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution()
+sizes = json.loads(sys.argv[1])
+data = np.random.default_rng(0).random(sizes["elements"], dtype=np.float32)
+works = {"tanh(X * i)": lambda x, c: tf.tanh(x * c),
+         "tanh(X ** (1 + i / 1000))": lambda x, c: tf.tanh(x ** (1.0 + c * 1e-3))}
+session = tf.Session()
+runs = {}
+for work, fn in works.items():
+    for parallel in (1, 10):
+        x = tf.placeholder(tf.float32, shape=[sizes["elements"]])
+        body = lambda i, acc, x=x, fn=fn: (i + 1, acc + tf.reduce_sum(fn(x, tf.cast(i, tf.float32))))
+        total = tf.while_loop(lambda i, acc: i < sizes["iterations"], body, (tf.constant(0), tf.constant(0.0)),
+                              parallel_iterations=parallel)[1]
+        runs[f"{work} {parallel}"] = lambda total=total, x=x: session.run(total, {x: data})
+n = tf.placeholder(tf.int32, shape=[])
+result = tf.while_loop(lambda i, r: i < n, lambda i, r: (i + 1, r + i * i), (tf.constant(0), tf.constant(0)))[1]
+runs["sum_square"] = lambda: session.run(result, {n: sizes["loop_iterations"]})
+print(json.dumps({"version": tf.__version__}), flush=True)
+for line in sys.stdin:
+    print(json.dumps(float(runs[line.strip()]())), flush=True)
+"""
 
-def non_strict(work: str, elements: int, iterations: int, rounds: int) -> dict:
-    """The loop ``acc += reduce_sum(work(X, float(i)))`` in a Session at parallel_iterations 1 and 10,
-    on the compiled executor, and the same per-iteration numpy work spread by hand over 2 threads
-    (what two cores can give at best)."""
+
+class TensorFlowChild:
+    """TensorFlow's compat.v1 Session in a child process: ``child.run(name)`` runs one of its graphs."""
+
+    def __init__(self, python: str, elements: int, iterations: int, loop_iterations: int):
+        sizes = json.dumps({"elements": elements, "iterations": iterations, "loop_iterations": loop_iterations})
+        self.process = subprocess.Popen([python, "-c", _TENSORFLOW_CHILD, sizes], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.version = json.loads(self.process.stdout.readline())["version"]
+
+    def run(self, name: str) -> float:
+        self.process.stdin.write(name + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def tensorflow_child(python: str | None, elements: int, iterations: int, loop_iterations: int):
+    """A `TensorFlowChild`, or None when `python` is None or has no TensorFlow."""
+    if python is None or not os.path.exists(python):
+        return None
+    try:
+        return TensorFlowChild(python, elements, iterations, loop_iterations)
+    except (OSError, ValueError):  # no TensorFlow there: the child printed nothing
+        return None
+
+
+def non_strict(work: str, elements: int, iterations: int, rounds: int, child=None) -> tuple[dict, dict]:
+    """The loop ``acc += reduce_sum(work(X, float(i)))`` in a Session at parallel_iterations 1 and 10, as frames
+    at 1, on the compiled executor, by hand on 2 threads (and in TensorFlow's Session with `child`): timings,
+    and peak memory in arrays of X's size."""
     graph_work, numpy_work = WORKLOADS[work]
     data = np.random.default_rng(0).random(elements, dtype=np.float32)
 
@@ -69,9 +141,19 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int) -> dict:
             x = tf.placeholder(tf.float32, shape=[elements])
             total = loop(x, parallel_iterations)
         session = tf.Session(graph=graph)
-        name = SERIAL if parallel_iterations == 1 else f"Session, parallel_iterations={parallel_iterations}"
-        results[name] = session.run(total, {x: data})
+        metadata = tf.RunMetadata()
+        results[f"Session, parallel_iterations={parallel_iterations}"] = session.run(total, {x: data},
+                                                                                     run_metadata=metadata)
+        (plan,) = metadata.loops
+        name = (f"{SERIAL}, {plan.executor}" if parallel_iterations == 1 else
+                f"Session, parallel_iterations={parallel_iterations}, {plan.executor}")
         impls[name] = lambda session=session, total=total, x=x: session.run(total, {x: data})
+        if parallel_iterations == 1:
+            lowered = graph.lowered()
+            fetch, feed = lowered.values[total._value], lowered.values[x._value]
+            frames = dataflow.Plan(lowered, [fetch], [feed], compile_loops=False)
+            impls["the same, its loop forced to run as frames (compile_loops=False)"] = \
+                lambda frames=frames: dataflow.execute(frames, [data])
     compiled = al.function(loop, autograph=False)
     results[COMPILED] = compiled(data).numpy()
     impls[COMPILED] = lambda: compiled(data)
@@ -79,13 +161,20 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int) -> dict:
         raise AssertionError(f"the executors disagree: {results}")
     pool = ThreadPoolExecutor(2)
     impls[BY_HAND] = lambda: sum(pool.map(lambda i: np.sum(numpy_work(data, np.float32(i))), range(iterations)))
+    if child is not None:
+        for parallel_iterations in (1, 10):
+            impls[f"{TENSORFLOW}, parallel_iterations={parallel_iterations}"] = \
+                lambda key=f"{work} {parallel_iterations}": child.run(key)
+    peaks = {name: peak_bytes(impls[name]) / data.nbytes for name in impls
+             if name.startswith(("Session", "the same", COMPILED))}
     try:
-        return interleaved(impls, rounds, baseline=SERIAL)
+        return interleaved(impls, rounds, baseline=SERIAL), peaks
     finally:
         pool.shutdown()
 
 
-def sum_square(iterations: int, rounds: int) -> dict:
+def sum_square(iterations: int, rounds: int, child=None) -> dict:
+    """``sum_square`` as a compat.v1 while_loop in a Session, as frames, compiled (and in TensorFlow's Session)."""
     def sum_square(n):
         return al.while_loop(lambda i, r: i < n, lambda i, r: (i + 1, r + i * i), (al.constant(0), al.constant(0)))[1]
 
@@ -93,34 +182,59 @@ def sum_square(iterations: int, rounds: int) -> dict:
     n = np.int32(iterations)
     expected = concrete.compiled(n)[0]
     impls = {COMPILED: lambda: concrete.compiled(n)}
+    graph = tf.Graph()
+    with graph.as_default():
+        limit = tf.placeholder(tf.int32, shape=[])
+        result = sum_square(limit)
+    session = tf.Session(graph=graph)
+    metadata = tf.RunMetadata()
+    if session.run(result, {limit: n}, run_metadata=metadata) != expected:
+        raise AssertionError("the Session disagrees with the compiled executor on sum_square")
+    impls[f"Session ({metadata.loops[0].executor}: the cost rule)"] = lambda: session.run(result, {limit: n})
+    lowered = graph.lowered()
     for parallel_iterations in (1, 10):
-        lowered = dataflow.lower(concrete.graph, parallel_iterations)
-        if dataflow.call(lowered, n)[0] != expected:
+        frames_form = dataflow.lower(graph.graph, parallel_iterations)
+        frames = dataflow.Plan(frames_form, [frames_form.values[result._value]], [frames_form.values[limit._value]],
+                               compile_loops=False)
+        if dataflow.execute(frames, [n])[0] != expected:
             raise AssertionError("the dataflow executor disagrees with the compiled executor on sum_square")
-        impls[f"dataflow executor, parallel_iterations={parallel_iterations}"] = \
-            lambda lowered=lowered: dataflow.call(lowered, n)
+        impls[f"Session's loop forced to run as frames, parallel_iterations={parallel_iterations}"] = \
+            lambda frames=frames: dataflow.execute(frames, [n])
+    del lowered
+    if child is not None:
+        if child.run("sum_square") != expected:
+            raise AssertionError("TensorFlow disagrees with the compiled executor on sum_square")
+        impls[TENSORFLOW] = lambda: child.run("sum_square")
     return interleaved(impls, rounds, baseline=COMPILED)
 
 
-def report(quick: bool = False, rounds: int = 7) -> str:
+def report(quick: bool = False, rounds: int = 7, tensorflow: str | None = None) -> str:
     elements, iterations, loop_iterations = (1 << 14, 6, 300) if quick else (1 << 20, 40, 20_000)
-    lines = ["```", *environment(), "```", ""]
-    for work in WORKLOADS:
-        timings = non_strict(work, elements, iterations, rounds)
-        lines += [f"Non-strict loop in a Session, `acc += reduce_sum({work})`: {iterations} iterations over "
-                  f"{elements:,} float32 elements (median with min–max over {rounds} interleaved rounds):", "",
-                  "| executor | time | speed-up over parallel_iterations=1 (same round) |", "| --- | --- | --- |"]
-        for name, timing in timings.items():
-            seconds, ratio = timing.seconds, timing.ratio
-            lines.append(f"| {name} | {_ms(seconds.median)} ({_ms(seconds.low)}–{_ms(seconds.high)}) | "
-                         f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) |")
-        lines.append("")
-    timings = sum_square(loop_iterations, rounds)
+    child = tensorflow_child(tensorflow, elements, iterations, loop_iterations)
+    lines = ["```", *environment(), f"TensorFlow {child.version} (a child process)" if child else
+             "TensorFlow: not run (no --tensorflow Python with TensorFlow)", "```", ""]
+    try:
+        for work in WORKLOADS:
+            timings, peaks = non_strict(work, elements, iterations, rounds, child)
+            lines += [f"Non-strict loop in a Session, `acc += reduce_sum({work})`: {iterations} iterations over "
+                      f"{elements:,} float32 elements (median with min–max over {rounds} interleaved rounds):", "",
+                      "| executor | time | speed-up over parallel_iterations=1 (same round) | peak memory (arrays of X) |",
+                      "| --- | --- | --- | --- |"]
+            for name, timing in timings.items():
+                seconds, ratio = timing.seconds, timing.ratio
+                peak = f"{peaks[name]:.1f}" if name in peaks else ""
+                lines.append(f"| {name} | {_ms(seconds.median)} ({_ms(seconds.low)}–{_ms(seconds.high)}) | "
+                             f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) | {peak} |")
+            lines.append("")
+        timings = sum_square(loop_iterations, rounds, child)
+    finally:
+        if child is not None:
+            child.close()
     lines += [f"sum_square, {loop_iterations:,} iterations: time per iteration (median over {rounds} rounds):", "",
               "| executor | per iteration | against the compiled executor (same round) |", "| --- | --- | --- |"]
     for name, timing in timings.items():
         lines.append(f"| {name} | {timing.seconds.median / loop_iterations * 1e6:.2f} µs | "
-                     f"{timing.ratio.median:.0f}x |")
+                     f"{timing.ratio.median:.1f}x |")
     return "\n".join(lines)
 
 
@@ -132,8 +246,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tensorflow", default=DEFAULT_TENSORFLOW if os.path.exists(DEFAULT_TENSORFLOW) else None,
+                        help="a Python with TensorFlow installed, to run its compat.v1 Session beside (default: "
+                             f"{DEFAULT_TENSORFLOW} if it exists)")
     options = parser.parse_args(argv)
-    print(report(options.quick, 2 if options.quick else options.rounds))
+    print(report(options.quick, 2 if options.quick else options.rounds, options.tensorflow))
     return 0
 
 

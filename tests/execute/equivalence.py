@@ -2,7 +2,8 @@
 
 `assert_equivalent(graph, arrays, ...)` requires identical outcomes from the
 compiled executor and from the dataflow executor (the graph lowered to
-Enter/Merge/Switch/NextIteration/Exit, once for each `PARALLEL_ITERATIONS`):
+Enter/Merge/Switch/NextIteration/Exit, its loops run as frames once for
+each `PARALLEL_ITERATIONS`, and once with every loop compiled into a node):
 the same outputs bit for bit (dtype, shape and bytes; a TensorArray's
 elements one by one), or the same error type and message, and the same text
 printed on stdout and stderr. It is the check every executor must pass
@@ -53,8 +54,11 @@ def assert_equivalent(graph, *runs) -> list[Outcome]:
     for parallel_iterations in PARALLEL_ITERATIONS if lowerable(graph) else ():
         lowered = dataflow.lower(graph, parallel_iterations)
         dataflow.verify(lowered)
-        executors.append((f"the dataflow executor (parallel_iterations={parallel_iterations})",
-                          lambda *arrays, lowered=lowered: dataflow.call(lowered, *arrays)))
+        executors.append((f"the dataflow executor (parallel_iterations={parallel_iterations}, loops as frames)",
+                          lambda *arrays, lowered=lowered: dataflow.call(lowered, *arrays, compile_loops=False)))
+    if lowerable(graph):  # loops compiled into nodes do not depend on parallel_iterations
+        executors.append(("the dataflow executor (loops compiled)",
+                          lambda *arrays, lowered=lowered: dataflow.call(lowered, *arrays, compile_loops=True)))
     found_all = []
     for arrays in runs:
         expected = outcome(lambda: interpret(graph, *arrays))

@@ -1,14 +1,17 @@
 """The dataflow form and its executor.
 
 Every graph the control-flow tests trace already runs on the dataflow
-executor, for parallel_iterations 1, 2 and 10 (`equivalence.assert_equivalent`).
+executor, for parallel_iterations 1, 2 and 10, and with its loops compiled
+(`equivalence.assert_equivalent`).
 Here: generated loop programs that print inside their loops, the lowered
 form of a nested loop (golden text), what the verifier rejects, and the
 executor's own rules: only what fetches need runs, untaken branches and the
 last body stay dead, iterations are non-strict within the
 `parallel_iterations` window, large kernels overlap on the thread pool,
 effects (random draws) keep their order, and the first failure in program
-order is the one reported.
+order is the one reported. Then the plan: which loops the cost rule
+compiles into one node and which run as frames, and kernels working in
+place in frames.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import itertools
 import pathlib
 import threading
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -26,9 +30,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autoloop as al
+import autoloop.compat.v1 as tf
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute import dataflow
 from autoloop.execute.dataflow import executor as dataflow_executor
+from autoloop.execute.dataflow import plan as dataflow_plan
 from autoloop.execute.interpreter import interpret
 from autoloop.ops import registry
 from autoloop.ops.dispatch import apply
@@ -295,7 +301,8 @@ def test_the_counter_runs_ahead_of_x_by_at_most_parallel_iterations(parallel_ite
                     OpDef("TestBlocked", kernel=_blocked, infer=_same_spec)):
         lowered = _counter_and_blocked_x(parallel_iterations, n, log, gate)
         results = []
-        runner = threading.Thread(target=lambda: results.append(dataflow.call(lowered, BIG, workers=2)))
+        runner = threading.Thread(target=lambda: results.append(dataflow.call(lowered, BIG, workers=2,
+                                                                                         compile_loops=False)))
         runner.start()
         ahead = min(parallel_iterations, n)
         deadline = time.monotonic() + 10
@@ -328,18 +335,18 @@ def test_without_workers_everything_runs_on_the_calling_thread(monkeypatch):
     graph = _graph(lambda x: al.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (0, x))[1], BIG + 1,
                    autograph=False)
     threads = []
-    original = dataflow_executor.kernel_of
+    original = dataflow_plan.kernel_of
 
     def spying(node):
         kernel = original(node)
         return lambda args: (threads.append(threading.current_thread().name), kernel(args))[1]
 
-    monkeypatch.setattr(dataflow_executor, "kernel_of", spying)
-    (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=0)
+    monkeypatch.setattr(dataflow_plan, "kernel_of", spying)
+    (x,) = dataflow.call(dataflow.lower(graph), BIG + 1, workers=0, compile_loops=False)
     np.testing.assert_array_equal(x, BIG + 8)
     assert threads and set(threads) == {threading.current_thread().name}
     threads.clear()
-    dataflow.call(dataflow.lower(graph), BIG + 1, workers=2)  # the large multiplications go to the pool
+    dataflow.call(dataflow.lower(graph), BIG + 1, workers=2, compile_loops=False)  # the large multiplications go to the pool
     assert len(set(threads)) == 2
 
 
@@ -363,7 +370,9 @@ def test_random_draws_in_a_loop_come_in_program_order_for_any_parallel_iteration
     expected = fresh(lambda: interpret(graph, np.int32(8)))
     for parallel_iterations in (1, 2, 10):
         lowered = dataflow.lower(graph, parallel_iterations)
-        assert_identical(expected[0], fresh(lambda: dataflow.call(lowered, np.int32(8)))[0])
+        for compile_loops in (False, None):
+            assert_identical(expected[0], fresh(lambda: dataflow.call(lowered, np.int32(8),
+                                                                      compile_loops=compile_loops))[0])
 
 
 def reads_in_a_loop(n):
@@ -372,13 +381,173 @@ def reads_in_a_loop(n):
     return al.while_loop(lambda i, t: i < n, lambda i, t: (i + 1, t + ta.read(i)), (0, 0))[1]
 
 
+@pytest.mark.parametrize("compile_loops", [False, None])
 @pytest.mark.parametrize("parallel_iterations", [1, 2, 10])
-def test_the_failure_reported_is_the_first_in_program_order(parallel_iterations):
+def test_the_failure_reported_is_the_first_in_program_order(parallel_iterations, compile_loops):
     graph = _graph(reads_in_a_loop, 6, autograph=False)
     lowered = dataflow.lower(graph, parallel_iterations)
-    assert dataflow.call(lowered, np.int32(2)) == (21,)
+    assert dataflow.call(lowered, np.int32(2), compile_loops=compile_loops) == (21,)
     with pytest.raises(InvalidArgumentError, match="index 2") as failure:
-        dataflow.call(lowered, np.int32(6))
+        dataflow.call(lowered, np.int32(6), compile_loops=compile_loops)
     with pytest.raises(InvalidArgumentError) as expected:
         interpret(graph, np.int32(6))
     assert str(failure.value) == str(expected.value)
+
+
+# -- the plan: each loop compiled into one node, or run as frames (the cost rule) -------------------------
+def _sum_square(n):
+    return al.while_loop(lambda i, r: i < n, lambda i, r: (i + 1, r + i * i), (0, 0))[1]
+
+
+def _executors(lowered, **options) -> dict:
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, lowered.effects, **options)
+    return {loop.frame: loop.executor for loop in plan.frames}, plan
+
+
+def test_a_loop_of_small_values_is_compiled_into_one_node_and_agrees_with_frames():
+    graph = _graph(_sum_square, 5, autograph=False)
+    lowered = dataflow.lower(graph)
+    executors, plan = _executors(lowered)
+    assert executors == {"while": "compiled"}
+    assert [node.op for node in plan.nodes] == ["Const", "Const", "While"]  # no Enter, Merge, Switch left
+    assert "fewer than 32768 elements" in plan.frames[0].reason
+    for n in (0, 1, 100):
+        expected = interpret(graph, np.int32(n))
+        assert_identical(expected[0], dataflow.call(lowered, np.int32(n))[0])
+        assert_identical(expected[0], dataflow.call(lowered, np.int32(n), compile_loops=False)[0])
+
+
+def test_large_values_run_as_frames_unless_parallel_iterations_is_one():
+    def loop(x):
+        return al.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, acc + al.reduce_sum(x * 2)), (0, 0))[1]
+
+    graph = _graph(loop, BIG, autograph=False)
+    executors, plan = _executors(dataflow.lower(graph, parallel_iterations=10))
+    assert executors == {"while": "frames"} and "iterations overlap on the thread pool" in plan.frames[0].reason
+    executors, plan = _executors(dataflow.lower(graph, parallel_iterations=1))
+    assert executors == {"while": "compiled"} and "parallel_iterations=1" in plan.frames[0].reason
+    executors, _ = _executors(dataflow.lower(graph, parallel_iterations=1), compile_loops=False)
+    assert executors == {"while": "frames"}
+
+
+def test_a_loop_the_fetches_need_part_of_is_compiled_with_the_rest_going_round_unchanged(capsys):
+    """Seed 000: fetching the counter must not run x's prints: compiled, x goes round untouched."""
+    def loop(n):
+        return al.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, tf.Print(x + i, [i], "x at ")), (0, 0))
+
+    graph = _graph(loop, 3, autograph=False)
+    lowered = dataflow.lower(graph)
+    counter, x = lowered.outputs
+    feeds = {lowered.inputs[0]: np.int32(3)}
+    plan = dataflow.Plan(lowered, [counter], list(feeds))
+    (only,) = plan.frames
+    assert only.executor == "compiled" and "its other loop variables go round unchanged" in only.reason
+    assert dataflow.execute(plan, list(feeds.values())) == [3] and capsys.readouterr().err == ""
+    plan = dataflow.Plan(lowered, [x], list(feeds))
+    assert [loop.executor for loop in plan.frames] == ["compiled"]
+    assert dataflow.execute(plan, list(feeds.values())) == [3]
+    assert capsys.readouterr().err == "x at [0]\nx at [1]\nx at [2]\n"
+
+
+def test_a_loop_the_fetches_need_part_of_runs_as_frames_when_the_rest_holds_a_loop(capsys):
+    def loop(n):
+        def body(i, x):
+            inner = al.while_loop(lambda j, y: j < 2, lambda j, y: (j + 1, tf.Print(y + j, [j], "inner ")), (0, x))[1]
+            return i + 1, inner
+        return al.while_loop(lambda i, x: i < n, body, (0, 0))
+
+    graph = _graph(loop, 3, autograph=False)
+    lowered = dataflow.lower(graph)
+    counter, x = lowered.outputs
+    plan = dataflow.Plan(lowered, [counter], lowered.inputs)
+    assert [(loop.executor, "inside a nested loop" in loop.reason) for loop in plan.frames] == [("frames", True)]
+    assert dataflow.execute(plan, [np.int32(3)]) == [3] and capsys.readouterr().err == ""
+    assert dataflow.execute(dataflow.Plan(lowered, [x], lowered.inputs), [np.int32(3)]) == [3]
+    assert capsys.readouterr().err == "inner [0]\ninner [1]\n" * 3
+
+
+def test_an_inner_loop_is_compiled_inside_an_outer_loop_that_runs_as_frames():
+    def nested(x):
+        def outer(i, acc):
+            inner = al.while_loop(lambda j, s: j < i, lambda j, s: (j + 1, s + j), (0, 0))[1]
+            return i + 1, acc + al.reduce_sum(x * al.cast(inner, al.int32))
+        return al.while_loop(lambda i, acc: i < 4, outer, (0, 0))[1]
+
+    graph = _graph(nested, BIG + 1, autograph=False)
+    lowered = dataflow.lower(graph)
+    executors, _ = _executors(lowered)
+    assert executors == {"while": "frames", "while/body/while": "compiled"}
+    assert_identical(interpret(graph, BIG + 1)[0], dataflow.call(lowered, BIG + 1)[0])
+
+
+def test_a_failure_inside_a_compiled_loop_names_the_op_and_the_users_line():
+    graph = _graph(reads_in_a_loop, 6, autograph=False)
+    lowered = dataflow.lower(graph)
+    assert [loop.executor for loop in _executors(lowered)[1].frames] == ["compiled"]
+    with pytest.raises(InvalidArgumentError) as failure:
+        dataflow.call(lowered, np.int32(6))
+    with pytest.raises(InvalidArgumentError) as expected:
+        interpret(graph, np.int32(6))
+    assert str(failure.value) == str(expected.value) and "test_dataflow.py" in str(failure.value)
+
+
+# -- in place: a kernel takes over the buffer its input's last reader releases -----------------------------
+def test_a_chain_of_element_wise_kernels_in_frames_reuses_one_buffer():
+    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
+
+    def loop(x):
+        body = lambda i, acc: (i + 1, acc + al.reduce_sum(al.tanh(x * al.cast(i, al.float32) + 1.0)))  # noqa: E731
+        return al.while_loop(lambda i, acc: i < 3, body, (0, 0.0))[1]
+
+    graph = _graph(loop, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+    in_place = {node.name: slot for node, slot in zip(plan.nodes, plan._in_place_slots()) if slot is not None}
+    assert in_place == {"while/body/Add_1": 0, "while/body/Tanh": 0}  # not Mul: it reads x, the loop's input
+    (total,) = dataflow.execute(plan, [x], workers=0)
+    assert_identical(interpret(graph, x)[0], total)
+    tracemalloc.start()  # numpy reports its arrays to tracemalloc
+    try:
+        dataflow.execute(plan, [x], workers=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * x.nbytes  # one array of x's size in flight, not two
+
+
+def test_a_value_read_twice_or_fetched_is_never_overwritten():
+    x = np.linspace(-1, 1, 1 << 18, dtype=np.float32)
+
+    def twice(x):
+        y = x * 2.0
+        z = al.tanh(y)        # y is read again below: Tanh must not write into it
+        w = al.exp(z)         # z is also a result: Exp must not write into it
+        return z + y, w, z
+
+    graph = _graph(twice, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    expected = interpret(graph, x)
+    for found, wanted in zip(dataflow.call(lowered, x, workers=0), expected):
+        assert_identical(wanted, found)
+
+
+def _three_variables(n):
+    def body(i, a, b):
+        return (tf.Print(i + 1, [i], "i "), tf.Print(a + i, [a], "a "), tf.Print(b * 2 + a, [b], "b "))
+    return al.while_loop(lambda i, a, b: i < n, body, (0, 1, 2))
+
+
+@pytest.mark.parametrize("fetched", [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)])
+def test_a_pruned_compiled_loop_computes_and_prints_what_frames_do(capfd, fetched):
+    """Whichever loop variables are fetched, the planned run (compiled, the others unchanged) prints and
+    returns what the run as frames does (b reads a, so fetching b needs a too)."""
+    graph = _graph(_three_variables, 4, autograph=False)
+    lowered = dataflow.lower(graph)
+    fetches = [lowered.outputs[k] for k in fetched]
+    outcomes = []
+    for compile_loops in (False, None):
+        plan = dataflow.Plan(lowered, fetches, lowered.inputs, compile_loops=compile_loops)
+        values = dataflow.execute(plan, [np.int32(4)])
+        outcomes.append((values, sorted(capfd.readouterr().err.splitlines()), [loop.executor for loop in plan.frames]))
+    (frames, frames_printed, _), (planned, planned_printed, executors) = outcomes
+    assert executors == ["compiled"] and planned == frames and planned_printed == frames_printed

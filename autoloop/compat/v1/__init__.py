@@ -43,6 +43,8 @@ from autoloop.compat.v1.graph import disable_eager_execution as disable_v2_behav
 from autoloop.compat.v1.graph_ops import Print, cond, placeholder, while_loop
 from autoloop.compat.v1.session import Session, get_default_session
 from autoloop.compat.v1.variables import global_variables_initializer as initialize_all_variables
+from autoloop.compat.v1 import timeline
+from autoloop.compat.v1.timeline import RunMetadata, RunOptions
 from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)

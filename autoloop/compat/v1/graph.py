@@ -26,6 +26,7 @@ import threading
 
 from autoloop import nest
 from autoloop.ir import context
+from autoloop.ir.effects import has_effects
 from autoloop.ir import graph as ir_graph
 from autoloop.ops.dispatch import apply, convert
 from autoloop.tensor import Tensor
@@ -252,6 +253,33 @@ def group(*inputs, name=None) -> Operation | None:
     """One op that runs after all of `inputs` (Operations or tensors)."""
     with control_dependencies([i for i in nest.flatten(list(inputs)) if i is not None]):
         return no_op(name=name or "group_deps")
+
+
+def call_as_one_op(call):
+    """Inline `call` (a traced function called at this TF1 graph's top level) as TF runs a function call op.
+
+    TF's automatic control dependencies: the function's effects (asserts,
+    prints, variable updates) run in program order, each after the one
+    before, and every tensor it returns is read after the last of them, so
+    fetching any one of its results runs all of its effects (and a failed
+    assert stops the run). Without them the graph's top level would order
+    nothing and prune every effect no fetch reads.
+    """
+    graph = context.current_graph()
+    start = len(graph.nodes)
+    results = call()
+    effects = [node for node in graph.nodes[start:] if has_effects(node)]
+    if not effects:
+        return results
+    for before, node in zip(effects, effects[1:]):
+        if before not in node.control_inputs:
+            node.control_inputs = node.control_inputs + (before,)
+
+    def after_effects(leaf):
+        if isinstance(leaf, Tensor) and leaf.is_symbolic and leaf._value.graph is graph:
+            return identity_with_dependencies(leaf, [effects[-1]])
+        return leaf
+    return nest.map_structure(after_effects, results)
 
 
 def identity_with_dependencies(value, control_inputs):

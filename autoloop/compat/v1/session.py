@@ -8,6 +8,14 @@ lists, tuples, dicts and namedtuples of them). `feed_dict` gives values to
 placeholders (or to any tensor of the graph), checked against their dtype
 and shape. Each Session holds its own values of the graph's variables.
 
+The first run with given fetches, feeds and targets makes its dataflow
+`Plan` (what runs; each loop compiled into one node or run as frames, by
+the cost rule of `autoloop.execute.dataflow.plan`), and the Session keeps
+it for the next such run. ``run(..., run_metadata=RunMetadata())`` tells
+how each loop ran (``run_metadata.loops``), and with
+``options=RunOptions(trace_level=RunOptions.FULL_TRACE)`` every kernel's
+start, end and thread (`autoloop.compat.v1.timeline`).
+
 ``with Session() as sess:`` makes `sess` the default session and its graph
 the default graph inside the block (so ``op.run()``, ``tensor.eval()`` and
 ``variable.eval()`` work there), and closes it at the end.
@@ -25,6 +33,7 @@ import numpy as np
 
 from autoloop import dtypes, nest
 from autoloop.compat.v1.graph import Operation, ThreadStack, get_default_graph, v1_graph_of
+from autoloop.compat.v1.timeline import RunMetadata, RunOptions, clock_offset
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute import dataflow
 from autoloop.ir import graph as ir_graph
@@ -58,12 +67,22 @@ class Session:
         self._cells: dict = {}  # Variable -> this session's VariableCell
         self._closed = False
         self._entered: list = []
+        self._plans: dict = {}  # (fetches, feeds, targets) -> the dataflow Plan of such a run
+        self._plans_of = None  # the dataflow form those plans are of
 
     # -- running -------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """The values of `fetches` (same structure), running only what they need; see the module docstring."""
+        """The values of `fetches` (same structure), running only what they need; see the module docstring.
+
+        `options` (a `RunOptions`) with a trace level above ``NO_TRACE`` records
+        every kernel run in `run_metadata` (a `RunMetadata`): see `autoloop.compat.v1.timeline`.
+        """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(f"options must be a RunOptions, got {type(options).__name__} {options!r}")
+        if run_metadata is not None and not isinstance(run_metadata, RunMetadata):
+            raise TypeError(f"run_metadata must be a RunMetadata, got {type(run_metadata).__name__}")
         lowered = self.graph.lowered()
         leaves = nest.flatten(fetches)
         outputs, targets, places = [], [], []
@@ -76,9 +95,25 @@ class Session:
                 places.append(None)
                 targets.extend(item)
         feeds = self._feeds(feed_dict or {}, lowered)
-        values = dataflow.run(lowered, outputs, feeds, targets)
+        plan = self._plan(lowered, outputs, list(feeds), targets)
+        tracing = options is not None and options.trace_level > RunOptions.NO_TRACE and run_metadata is not None
+        trace = [] if tracing else None
+        offset = clock_offset()
+        values = dataflow.execute(plan, list(feeds.values()), trace=trace)
+        if run_metadata is not None:
+            run_metadata.record(plan, trace, offset)
         results = [None if place is None else _numpy(values[place]) for place in places]
         return nest.pack_sequence_as(fetches, results)
+
+    def _plan(self, lowered, outputs, fed, targets) -> dataflow.Plan:
+        """The plan of a run with these fetches, feeds and targets: made at its first run, kept here."""
+        if self._plans_of is not lowered:  # ops were added to the graph since: plan afresh
+            self._plans, self._plans_of = {}, lowered
+        key = (tuple(map(id, outputs)), tuple(map(id, fed)), tuple(map(id, targets)))
+        plan = self._plans.get(key)
+        if plan is None:  # setdefault: threads planning at once agree on one
+            plan = self._plans.setdefault(key, dataflow.Plan(lowered, outputs, fed, targets))
+        return plan
 
     def _fetch(self, leaf, lowered):
         """("value", output) for something with a value, ("op", nodes to run) for an Operation."""

@@ -3,10 +3,10 @@
     values = run(lowered, fetches, feeds={placeholder_output: array}, targets=[node, ...])
     outputs = call(lowered, *input_arrays)   # the function's outputs, all its effects run
 
-Only what the fetches and targets need runs: the graph is pruned backwards
-from them (through back-edges too), so a ``Print`` nothing needs never
-runs. Then every node runs as soon as its inputs are there, tagged with its
-frame and iteration:
+A `Plan` (plan.py) decides once what runs: only what the fetches and
+targets need, and each loop either as one node running compiled code or
+as frames (the cost rule). Then every node runs as soon as its inputs are
+there, tagged with its frame and iteration:
 
 - a node with a dead input (the side of a ``Switch`` not taken) does not
   run and passes deadness on; a ``Merge`` forwards the first live input;
@@ -40,16 +40,14 @@ import heapq
 import itertools
 import os
 import queue
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from autoloop.errors import InvalidArgumentError
-from autoloop.execute.interpreter import kernel_of
-from autoloop.ir import control_flow
-from autoloop.ir.effects import has_effects
+from autoloop.execute.dataflow.plan import OFFLOAD_ELEMENTS, Plan, UnfedPlaceholderError  # noqa: F401
 
-OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
 DEFAULT_WORKERS = min(4, os.cpu_count() or 1)
 
 
@@ -66,100 +64,43 @@ _CONTROL = -1  # the slot of an ordering edge
 _BRANCH_MERGE, _LOOP_MERGE = 1, 2
 
 
-def call(graph, *inputs, workers: int | None = None) -> tuple:
-    """Run `graph` (a `DataflowGraph`) as its function: outputs for `inputs`, every effect run."""
+def call(graph, *inputs, workers: int | None = None, compile_loops: bool | None = None) -> tuple:
+    """Run `graph` (a `DataflowGraph`) as its function: outputs for `inputs`, every effect run.
+
+    The plan is made at the first call and kept on `graph`, one per `compile_loops`.
+    """
     if len(inputs) != len(graph.inputs):
         raise TypeError(f"graph {graph.name!r} takes {len(graph.inputs)} inputs, got {len(inputs)}")
-    return tuple(run(graph, graph.outputs, dict(zip(graph.inputs, inputs)), graph.effects, workers))
+    plans = graph.__dict__.setdefault("_call_plans", {})
+    plan = plans.get(compile_loops)
+    if plan is None:
+        plan = plans[compile_loops] = Plan(graph, graph.outputs, graph.inputs, graph.effects, compile_loops)
+    return tuple(execute(plan, inputs, workers))
 
 
-def run(graph, fetches, feeds=None, targets=(), workers: int | None = None) -> list:
+def run(graph, fetches, feeds=None, targets=(), workers: int | None = None,
+        compile_loops: bool | None = None) -> list:
     """The values of `fetches` (outputs of `graph`'s root frame) after running what they and `targets` need.
 
     `feeds` maps outputs to values that replace them (placeholders must be
     fed when needed). `workers` is the thread pool's size (0: every kernel
-    on the calling thread).
+    on the calling thread). `compile_loops` is the `Plan`'s. Plans once per
+    call: a caller running the same fetches again keeps a `Plan` and calls
+    `execute`.
+    """
+    feeds = dict(feeds or {})
+    return execute(Plan(graph, list(fetches), list(feeds), list(targets), compile_loops), list(feeds.values()),
+                   workers)
+
+
+def execute(plan: Plan, feed_values, workers: int | None = None, trace: list | None = None) -> list:
+    """Run `plan` with `feed_values` for its fed values (in order): the values of its fetches.
+
+    With a `trace` list, each kernel run appends ``(node, iteration tags,
+    start, end, thread id, thread name)`` (times from ``time.perf_counter``).
     """
     with np.errstate(all="ignore"):
-        return _Run(_Plan(graph, list(fetches), dict(feeds or {}), list(targets)), workers).execute()
-
-
-class UnfedPlaceholderError(InvalidArgumentError):
-    """A run needs a placeholder that no feed gives a value."""
-
-
-# -- what one run needs ------------------------------------------------------------------------
-class _Plan:
-    """The pruned graph as flat tables: who reads what, how many inputs each node waits for."""
-
-    def __init__(self, graph, fetches, feeds, targets):
-        self.graph = graph
-        self.fetches = fetches
-        self.feeds = feeds
-        needed = self._prune(fetches, feeds, targets)
-        self.nodes = [n for n in graph.nodes if id(n) in needed]
-        index = {id(n): k for k, n in enumerate(self.nodes)}
-        self.index = index
-        fed = {id(v) for v in feeds}
-        self.readers = [[[] for _ in n.outputs] for n in self.nodes]  # node -> output -> [(reader, slot)]
-        self.control_readers = [[] for _ in self.nodes]
-        self.waits_for = [0] * len(self.nodes)  # inputs + ordering edges each node waits for
-        for k, node in enumerate(self.nodes):
-            for slot, value in enumerate(node.inputs):
-                if id(value) not in fed:
-                    self.readers[index[id(value.node)]][value.index].append((k, slot))
-            for before in node.control_inputs:
-                self.control_readers[index[id(before)]].append(k)
-            self.waits_for[k] = len(node.inputs) + len(node.control_inputs)
-        fed_readers: dict[int, list] = {id(value): [] for value in feeds}
-        for k, node in enumerate(self.nodes):
-            for slot, value in enumerate(node.inputs):
-                if id(value) in fed:
-                    fed_readers[id(value)].append((k, slot))
-        self.fed_readers = [(value, fed_readers[id(value)]) for value in feeds]
-        self.enters = collections.Counter(id(n.frame) for n in self.nodes if n.op == "Enter")
-        self.exits: dict[int, list[int]] = collections.defaultdict(list)
-        for k, node in enumerate(self.nodes):
-            if node.op == "Exit":
-                self.exits[id(node.frame)].append(k)
-        self.fetched = collections.defaultdict(list)  # (node, output) -> positions in the fetch list
-        for position, value in enumerate(fetches):
-            self.fetched[(id(value.node), value.index)].append(position)
-        fed_outputs = {(id(v.node), v.index) for v in feeds}  # a fed value is not recomputed
-        computed = {key: positions for key, positions in self.fetched.items() if key not in fed_outputs}
-        self.offloadable = [node.op not in _MACHINERY and node.op != "Const" and control_flow.lookup(node.op) is None
-                            and not (node.source is not None and has_effects(node.source)) for node in self.nodes]
-        self.kernels = [kernel_of(node.source if node.source is not None else node)
-                        if node.op not in _MACHINERY else None for node in self.nodes]
-        self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
-                       _BRANCH_MERGE if node.op == "Merge" else 0 for node in self.nodes]
-        self.fetched_outputs = [[computed.get((id(node), index), ()) for index in range(len(node.outputs))]
-                                if any((id(node), index) in computed for index in range(len(node.outputs)))
-                                else None for node in self.nodes]
-        self.start = [k for k, node in enumerate(self.nodes)
-                      if self.waits_for[k] == 0 and node.op != "Placeholder"]
-
-    def _prune(self, fetches, feeds, targets) -> set[int]:
-        fed = {id(v) for v in feeds}
-        for value in list(fetches) + list(feeds):
-            if value.node.read_frame is not self.graph.root:
-                raise ValueError(f"{value.name} is computed inside loop frame {value.node.frame.name!r}; only values "
-                                 f"outside every loop can be fetched or fed")
-        needed: set[int] = set()
-        stack = [v.node for v in fetches if id(v) not in fed] + list(targets)
-        while stack:
-            node = stack.pop()
-            if id(node) in needed:
-                continue
-            needed.add(id(node))
-            stack.extend(v.node for v in node.inputs if id(v) not in fed)
-            stack.extend(node.control_inputs)
-        for node in self.graph.nodes:
-            if id(node) in needed and node.op == "Placeholder":
-                raise UnfedPlaceholderError(
-                    f"the placeholder {node.name!r} ({node.outputs[0].dtype.name}, shape {node.outputs[0].shape}) "
-                    f"needs a value: pass it in feed_dict, for example feed_dict={{{node.name}: ...}}")
-        return needed
+        return _Run(plan, workers, trace).execute(list(feed_values))
 
 
 # -- the state of one run ----------------------------------------------------------------------
@@ -204,9 +145,10 @@ class _FrameRun:
 
 
 class _Run:
-    def __init__(self, plan: _Plan, workers: int | None):
+    def __init__(self, plan: Plan, workers: int | None, trace: list | None):
         self.plan = plan
         self.workers = DEFAULT_WORKERS if workers is None else workers
+        self.trace = trace
         self.ready = collections.deque()
         self.results = [DEAD] * len(plan.fetches)
         self.received = [False] * len(plan.fetches)
@@ -216,18 +158,19 @@ class _Run:
         self.waiting: list = []  # large kernels ready for the pool, a heap by program order
         self.failures: list = []
         self._order = itertools.count()  # ties in program order: first come, first served
-        self.handlers = [_HANDLERS.get(node.op, _Run._kernel).__get__(self) for node in plan.nodes]
+        self.handlers = [_HANDLERS.get(node.op, _Run._kernel).__get__(self) if node.runs_loop is None
+                         else self._kernel for node in plan.nodes]
 
     # -- the loop ------------------------------------------------------------------------
-    def execute(self) -> list:
+    def execute(self, feed_values: list) -> list:
         plan = self.plan
         root = _FrameRun(plan.graph.root, None, 0)
         first = self._start_iteration(root)
-        for value, readers in plan.fed_readers:
+        for value, readers, positions in zip(feed_values, plan.fed_readers, plan.fed_fetches):
             for reader, slot in readers:
-                self._deliver(reader, slot, plan.feeds[value], first)
-            for position in plan.fetched.get((id(value.node), value.index), ()):
-                self.results[position], self.received[position] = plan.feeds[value], True
+                self._deliver(reader, slot, value, first)
+            for position in positions:
+                self.results[position], self.received[position] = value, True
         for node in plan.start:
             self._push(node, first, [], False)
         try:
@@ -247,6 +190,10 @@ class _Run:
                 handlers[ready[0][0]](*ready.popleft())  # nothing here keeps the inputs alive afterwards
                 while self.in_flight and not done.empty():
                     self._finish_kernel(*done.get())
+            # Workers are given kernels only now, once the ready work has queued its large kernels: the
+            # oldest first, so a finished iteration's next kernel (which takes over its buffer) goes before
+            # a later iteration's first one (which would allocate another).
+            self._fill_pool()
             if self.in_flight == 0:
                 return
             self._finish_kernel(*done.get())
@@ -330,15 +277,27 @@ class _Run:
         if self.workers and self.plan.offloadable[node] and _large(values):
             position = _program_position(self.plan.nodes[node], iteration)
             heapq.heappush(self.waiting, (position, next(self._order), node, iteration, kernel, values))
-            self._fill_pool()
-            return
+            return  # the pool takes it once the ready work is queued (`_loop`): oldest first
         try:
-            results = kernel(values)
+            if self.trace is None:
+                results = kernel(values)
+            else:
+                results = self._traced(node, iteration, kernel, values)
         except Exception as error:  # noqa: BLE001 - reported after the run stops, first in program order
             self._fail(node, iteration, error)
             return
         self._emit(node, iteration, results, False)
         self._done_with(iteration)
+
+    def _traced(self, node: int, iteration: _Iteration, kernel, values):
+        """`kernel(values)`, its start, end and thread appended to the trace (list.append is atomic)."""
+        start = time.perf_counter()
+        try:
+            return kernel(values)
+        finally:
+            thread = threading.current_thread()
+            self.trace.append((self.plan.nodes[node], iteration.tags(), start, time.perf_counter(), thread.ident,
+                               thread.name))
 
     def _fill_pool(self) -> None:
         """Keep every worker busy with the waiting kernel first in program order.
@@ -358,13 +317,15 @@ class _Run:
     def _run_in_pool(self, node, iteration, kernel, values) -> None:
         try:
             with np.errstate(all="ignore"):
-                self.done_queue.put((node, iteration, kernel(values), None))
+                if self.trace is None:
+                    self.done_queue.put((node, iteration, kernel(values), None))
+                else:
+                    self.done_queue.put((node, iteration, self._traced(node, iteration, kernel, values), None))
         except BaseException as error:  # noqa: BLE001 - handed to the scheduling thread
             self.done_queue.put((node, iteration, None, error))
 
     def _finish_kernel(self, node: int, iteration: _Iteration, results, error) -> None:
         self.in_flight -= 1
-        self._fill_pool()
         if error is not None:
             self._fail(node, iteration, error)
             return
@@ -505,7 +466,6 @@ def _program_position(node, iteration: _Iteration) -> tuple:
     return position
 
 
-_MACHINERY = {"Placeholder", "Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit", "Token"}
 _HANDLERS = {
     "Enter": _Run._enter,
     "Exit": _Run._exit,

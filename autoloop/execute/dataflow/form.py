@@ -53,6 +53,8 @@ class Frame:
     name: str
     parent: Frame | None
     parallel_iterations: int = 1
+    loop: LoopBoundary | None = None  # the functional While it was lowered from, if any
+
 
     @property
     def depth(self) -> int:
@@ -67,6 +69,24 @@ class Frame:
 
     def __repr__(self):
         return f"<Frame {self.name}>"
+
+
+@dataclass(eq=False)
+class LoopBoundary:
+    """What a loop's frame takes and gives, so that a plan may run the whole loop as one node.
+
+    `source` is the functional ``While`` node the frame was lowered from,
+    `inputs` the values of the enclosing frame that its operands became (in
+    the While's operand order), `exits` its ``Exit`` nodes: one per loop
+    variable, then the effects token's if the loop has effects.
+    `program_order` is the While's place in program order.
+    """
+
+    source: Any
+    inputs: list[Output]
+    exits: list[Node]
+    program_order: tuple
+    compiled: dict = field(default_factory=dict)  # unchanged loop variables -> the loop as generated code
 
 
 @dataclass(eq=False)
@@ -108,6 +128,7 @@ class Node:
     source: Any = None
     program_order: tuple = ()
     tuple_result: bool = False  # how a registry kernel run for this node returns (sources say their own)
+    runs_loop: LoopBoundary | None = None  # a plan's node standing for a whole loop (compiled)
 
     @property
     def read_frame(self) -> Frame:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from autoloop import dtypes
-from autoloop.execute.dataflow.form import DataflowGraph, Frame, Node, Output
+from autoloop.execute.dataflow.form import DataflowGraph, Frame, LoopBoundary, Node, Output
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ir.lazy import resolve
@@ -279,6 +279,8 @@ class _LoopLowering:
         if self.token is not None:
             exits.append(self.lowering.add("Exit", [switches[-1].outputs[0]], self.here, [TOKEN_SPEC]))
         self.go_round(switches)
+        self.frame.loop = LoopBoundary(self.node, [self.env[v] for v in self.node.inputs], exits,
+                                       self.outer.order)
         self.env.update(zip(self.node.outputs, [e.outputs[0] for e in exits[:self.count]]))
         return exits
 
