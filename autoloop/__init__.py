@@ -25,6 +25,8 @@ from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop import compat
 from autoloop.pictures import visualize
+# autodiff: custom gradients, Jacobians, forward mode, Hessians
+from autoloop.autodiff import UnconnectedGradients, custom_gradient, recompute_grad
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"
