@@ -11,8 +11,10 @@ Each op's rule is written beside its kernel (`autoloop.ops.registry`);
 """
 
 from autoloop.autodiff.custom_gradient import custom_gradient, recompute_grad
+from autoloop.autodiff.forward import ForwardAccumulator, jvp
 from autoloop.autodiff.graph_backprop import gradients
 from autoloop.autodiff.jacobian import UnconnectedGradients
 from autoloop.autodiff.tape import GradientTape
 
-__all__ = ["GradientTape", "UnconnectedGradients", "custom_gradient", "gradients", "recompute_grad"]
+__all__ = ["ForwardAccumulator", "GradientTape", "UnconnectedGradients", "custom_gradient", "gradients", "jvp",
+           "recompute_grad"]
