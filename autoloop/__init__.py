@@ -26,7 +26,7 @@ from autoloop import autograph, debugging, errors, linalg, math, nn, random, spa
 from autoloop import compat
 from autoloop.pictures import visualize
 # autodiff: custom gradients, Jacobians, forward mode, Hessians
-from autoloop.autodiff import UnconnectedGradients, custom_gradient, recompute_grad
+from autoloop.autodiff import UnconnectedGradients, custom_gradient, hessians, recompute_grad
 from autoloop import autodiff
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from autoloop.autodiff import paths
-from autoloop.autodiff.jvp_rules import zero_tangent
+from autoloop.autodiff.jvp_rules import zero_like, zero_tangent
 from autoloop.autodiff.residuals import captured_from
 from autoloop.autodiff.rules import is_differentiable
 from autoloop.ir import context, rewrite
@@ -119,7 +119,4 @@ def _tangents_by_value(node, tangents) -> dict:
 
 def _or_zero(tangent, value):
     """`tangent`, or a zero tangent for `value` (of the graph being built)."""
-    if tangent is not None:
-        return tangent
-    from autoloop.ops.creation_ops import zeros_like
-    return zeros_like(Tensor(value=value))
+    return tangent if tangent is not None else zero_like(Tensor(value=value), f"the loop or branch {value.name}")

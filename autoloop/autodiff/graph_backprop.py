@@ -87,8 +87,8 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
                     node_filter=None) -> list:
     """`gradients` in `graph` (the one being traced); `node_filter` limits the paths."""
     unconnected = unconnected_option(unconnected_gradients)
-    ys = _tensor_list(ys, "ys")
-    xs = _tensor_list(xs, "xs")
+    ys = tensor_list(ys, "ys")
+    xs = tensor_list(xs, "xs")
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = list(grad_ys) if isinstance(grad_ys, list | tuple) else [grad_ys]
@@ -97,7 +97,7 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
     y_values = [graph_value(graph, y) for y in ys]
     seeds = [seed_for(y, grad) for y, grad in zip(ys, grad_ys)]
     x_values = [value_in(graph, x) for x in xs]
-    blocked = {id(graph_value(graph, t).node) for t in _tensor_list(stop_gradients or [], "stop_gradients")}
+    blocked = {id(graph_value(graph, t).node) for t in tensor_list(stop_gradients or [], "stop_gradients")}
     if blocked:
         node_filter = _also_blocking(node_filter, blocked)
     known = [x for x in x_values if x is not None]
@@ -121,7 +121,7 @@ def _also_blocking(node_filter, blocked):
     return accept
 
 
-def _tensor_list(values, what: str) -> list:
+def tensor_list(values, what: str) -> list:
     values = nest.flatten(values) if isinstance(values, list | tuple | dict) else [values]
     tensors = []
     for value in values:

@@ -91,11 +91,15 @@ def linear(op, tangents) -> list:
 
 def zero_tangent(op, position: int):
     """A zero tangent for input `position` of `op`: zeros, or an empty list or stack of its kind."""
-    value = op.inputs[position]
+    return zero_like(op.inputs[position], f"op {op.op_name}{_where(op)}")
+
+
+def zero_like(value, reader: str = "forward mode"):
+    """A zero tangent for the Tensor `value`; `reader` names what needs it, for the error."""
     if value.dtype is not dtypes.variant:
         return zeros_like(value)
     if not value.is_symbolic:
-        return _eager_zero_list(op, value)
+        return _eager_zero_list(value, reader)
     node = value._value.node
     if node.op.startswith("TensorList") and not node.op.startswith("TensorListGrad"):
         # Unwritten elements read as zeros: a list of the same length with none written.
@@ -104,11 +108,11 @@ def zero_tangent(op, position: int):
         return apply("TensorListGradInit", [])
     if node.op == "StackNew":  # a new empty stack (pushes append in place: never share the primal's)
         return apply("StackNew", [], {k: v for k, v in node.attrs.items() if not k.startswith("_")})
-    raise NotImplementedError(f"forward mode: op {op.op_name}{_where(op)} reads a stack whose tangent is not "
-                              f"known (made by {node.op}); forward mode does not support that yet")
+    raise NotImplementedError(f"forward mode: {reader} reads a list or stack (made by {node.op}) whose tangent "
+                              f"is not known; forward mode does not support that yet")
 
 
-def _eager_zero_list(op, value):
+def _eager_zero_list(value, reader: str):
     from autoloop.control_flow.array_elements import ArrayElements
     from autoloop.control_flow.gradient_elements import GradientElements
     elements = value._numpy
@@ -118,8 +122,8 @@ def _eager_zero_list(op, value):
         return Tensor(GradientElements())
     if isinstance(elements, list) and not elements:
         return Tensor([])
-    raise NotImplementedError(f"forward mode: op {op.op_name} reads a {type(elements).__name__} whose tangent is "
-                              f"not known; forward mode does not support that yet")
+    raise NotImplementedError(f"forward mode: {reader} reads a {type(elements).__name__} whose tangent is not "
+                              f"known; forward mode does not support that yet")
 
 
 def transposed_gradient(op, tangents) -> list:

@@ -44,9 +44,9 @@ def test_the_stable_gradient_of_the_tf_guide():
     assert tape.gradient(y, x).numpy() == 1.0  # the plain formula gives nan
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_traced_inside_a_loop(backend):
-    @al.function(backend=backend)
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_traced_inside_a_loop(backend_name):
+    @al.function(backend=backend_name)
     def f(x, n):
         total = al.constant(0.0)
         for _ in al.range(n):
@@ -147,14 +147,14 @@ def _block(w):
     return lambda h: al.tanh(al.matmul(h, w)) * 2.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_recompute_grad_gives_the_plain_gradient(backend):
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_recompute_grad_gives_the_plain_gradient(backend_name):
     rng = np.random.default_rng(0)
     w = rng.standard_normal((4, 4)) * 0.5
     h0 = rng.standard_normal((2, 4))
 
     def run(block):
-        @al.function(backend=backend)
+        @al.function(backend=backend_name)
         def f(h):
             g = h
             for _ in al.range(5):

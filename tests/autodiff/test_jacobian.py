@@ -42,11 +42,11 @@ def test_eager_jacobian_matches_finite_differences():
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(), _numeric_jacobian(_eval, x0), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_traced_jacobian_is_one_row_loop(backend):
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_traced_jacobian_is_one_row_loop(backend_name):
     x0 = np.array([[0.3, -0.7], [1.1, 0.2]])
 
-    @al.function(backend=backend)
+    @al.function(backend=backend_name)
     def f(x):
         with al.GradientTape() as tape:
             tape.watch(x)
