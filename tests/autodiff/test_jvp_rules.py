@@ -58,3 +58,22 @@ def test_an_op_without_rules_names_itself_and_the_line(monkeypatch):
         return acc.jvp(y)
     with pytest.raises(LookupError, match=r"op Sin \(created at .*test_jvp_rules.py:\d+\)"):
         traced(x)
+
+
+# (TensorArray and stack ops have only their declared rule: the derived one refuses lists.)
+_DECLARED = [index for index, case in enumerate(CASES)
+             if case.op in registry.all_ops() and registry.get(case.op).jvp is not None and not case.random
+             and not case.op.startswith(("TensorList", "Stack"))]
+
+
+@pytest.mark.parametrize("index", _DECLARED, ids=[IDS[k] for k in _DECLARED])
+def test_a_declared_rule_agrees_with_the_one_derived_from_the_gradient(index, monkeypatch):
+    """The declared rule is a fast path: without it, the transposed gradient rule gives the same."""
+    case = CASES[index]
+    arguments = case.args(np.random.default_rng(1000 + index))
+    declared = check_jvp(case.fn, arguments, step=case.step, seed=index, traced=False, rtol=1e-4, atol=1e-5)
+    monkeypatch.setattr(registry.get(case.op), "jvp", None)
+    derived = check_jvp(case.fn, arguments, step=case.step, seed=index, traced=False, rtol=1e-4, atol=1e-5)
+    for one, other in zip(declared["eager"], derived["eager"]):
+        if one is not None and other is not None:
+            np.testing.assert_allclose(one, other, rtol=1e-12, atol=1e-14)
