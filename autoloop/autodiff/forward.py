@@ -171,13 +171,27 @@ class ForwardAccumulator:
         if graph is None or not self._graph.is_ancestor_of(graph):
             raise ValueError("this ForwardAccumulator recorded inside a traced function: call jvp there too")
         self._close_window()
-        nodes = [n for n in self._graph.nodes if id(n) in self._inside and id(n) not in self._swept]
+        targets = [value_in(self._graph, t) for t in tensors if t.is_symbolic]
+        needed = _producers([v for v in targets if v is not None])  # only what the asked values read
+        nodes = [n for n in self._graph.nodes
+                 if id(n) in self._inside and id(n) not in self._swept and id(n) in needed]
         before = {id(n) for n in self._graph.nodes}
         with context.building(graph):
             forward_sweep(nodes, self._traced)
         # What the sweep built (and what it swept) is not swept again by a later call.
         self._swept |= {id(n) for n in nodes} | ({id(n) for n in self._graph.nodes} - before)
         return [self._traced.get(value_in(self._graph, t)) if t.is_symbolic else None for t in tensors]
+
+
+def _producers(values) -> set:
+    """The ids of the nodes `values` are computed from (in their graph)."""
+    found, stack = set(), [v.node for v in values]
+    while stack:
+        node = stack.pop()
+        if id(node) not in found:
+            found.add(id(node))
+            stack.extend(v.node for v in node.inputs)
+    return found
 
 
 def jvp(fn, primals, tangents, unconnected_gradients=UnconnectedGradients.NONE):
