@@ -30,6 +30,8 @@ inside an accumulator's block:
 
 from __future__ import annotations
 
+import numpy as np
+
 from autoloop import nest
 from autoloop.autodiff.forward_op import EagerOp, GraphOp
 from autoloop.autodiff.graph_backprop import value_in
@@ -41,7 +43,7 @@ from autoloop.ir import context
 from autoloop.ops import recording
 from autoloop.ops.creation_ops import zeros_like
 from autoloop.ops.dispatch import convert
-from autoloop.tensor import Tensor
+from autoloop.tensor import Tensor, eager
 
 
 def forward_sweep(nodes, tangents: dict, accept=None) -> dict:
@@ -143,11 +145,22 @@ class ForwardAccumulator:
     def is_tracked(self, tensor) -> bool:
         return id(tensor) in self._eager
 
-    def add_entry(self, entry) -> None:
-        raise NotImplementedError(
-            "ForwardAccumulator: a traced @autoloop.function called eagerly inside the accumulator's block "
-            "reads a tensor with a tangent; forward mode does not go through such calls yet. Create the "
-            "accumulator inside the function, or use autoloop.autodiff.jvp in it")
+    def record_call(self, concrete, inputs, arrays):
+        """A traced function called eagerly on tensors with tangents: its tangent program runs once."""
+        from autoloop.autodiff.function_calls import tangent_program
+        program = tangent_program(concrete)
+        tangents = []
+        for given, array, takes in zip(inputs, arrays, program.takes):
+            if takes:
+                tangent = self._tangent_of(given) if isinstance(given, Tensor) else None
+                tangents.append(tangent._numpy if tangent is not None else np.zeros_like(array))
+        results = program.program(*arrays, *tangents)
+        outputs = [eager(r) if not isinstance(r, list) else Tensor(r) for r in results[:program.results]]
+        found = iter(results[program.results:])
+        for tensor, gives in zip(outputs, program.gives):
+            if gives:
+                self._eager[id(tensor)] = (tensor, eager(next(found)))
+        return concrete.pack_tensors(outputs)
 
     def _tangent_of(self, tensor):
         found = self._eager.get(id(tensor))

@@ -73,12 +73,28 @@ def test_accumulator_argument_errors():
         al.autodiff.ForwardAccumulator([x, x], [x])
 
 
-def test_an_eager_call_of_a_traced_function_is_refused_not_wrong():
-    double = al.function(lambda x: x * 2.0)
-    x = al.constant(1.0)
-    with pytest.raises(NotImplementedError, match="ForwardAccumulator"):
-        with al.autodiff.ForwardAccumulator(x, al.constant(1.0)):
-            double(x)
+def test_an_eager_call_of_a_traced_function_runs_its_tangent_program():
+    @al.function
+    def looped(x, scale):
+        for _ in al.range(3):
+            x = al.tanh(x) * scale
+        return x, al.shape(x)
+
+    x, scale = al.constant([0.5, -1.0]), al.constant(1.5)
+    with al.autodiff.ForwardAccumulator(x, al.constant([1.0, 2.0])) as acc:
+        y, size = looped(x, scale)
+        z = y * 2.0
+    with al.autodiff.ForwardAccumulator(x, al.constant([1.0, 2.0])) as expected:
+        plain = x
+        for _ in range(3):
+            plain = al.tanh(plain) * scale
+    np.testing.assert_allclose(acc.jvp(z).numpy(), 2.0 * expected.jvp(plain).numpy(), rtol=1e-6)
+    assert acc.jvp(size) is None
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        with al.autodiff.ForwardAccumulator(x, al.constant([1.0, 2.0])):
+            with pytest.raises(NotImplementedError, match="one mode at a time"):
+                looped(x, scale)
 
 
 def test_scan_and_tensor_arrays_in_forward_mode():
@@ -150,3 +166,31 @@ def test_nested_tapes_give_second_derivatives_through_a_loop():
     hessian = outer.jacobian(g, x)
     (h_v,) = al.autodiff.hvp(lambda x: al.reduce_sum(_eager_power(x)), [x], [al.constant([1.0, 0.0])])
     np.testing.assert_allclose(hessian.numpy()[:, 0], h_v.numpy(), rtol=1e-6)
+
+
+def test_tf1_session_runs_hessians_jvps_jacobians_and_custom_gradients():
+    import autoloop.compat.v1 as tf
+    graph = tf.Graph()
+    with graph.as_default():
+        p = tf.placeholder(tf.float64, [3])
+
+        def loop(p):
+            return tf.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, tf.tanh(s) * p), [tf.constant(0), p])[1]
+        (hessian,) = al.hessians(tf.reduce_sum(loop(p) ** 2.0), [p])
+        with al.autodiff.ForwardAccumulator(p, tf.constant([1.0, 0.5, -0.2], tf.float64)) as acc:
+            s = loop(p)
+        with al.GradientTape() as tape:
+            tape.watch(p)
+            y = loop(p)
+        jacobian = tape.jacobian(y, p)
+
+        @al.custom_gradient
+        def tripled(x):
+            return x * 1.0, lambda upstream: upstream * 3.0
+        custom = al.gradients(tf.reduce_sum(tripled(p)), [p])[0]
+        with tf.Session() as session:
+            found = session.run([hessian, acc.jvp(s), jacobian, custom], feed_dict={p: [0.3, -0.5, 0.8]})
+    h, tangent, j, c = found
+    np.testing.assert_allclose(h @ [1.0, 0.5, -0.2], [0.03667094, 0.30583754, -0.81297274], rtol=1e-6)
+    np.testing.assert_allclose(j @ [1.0, 0.5, -0.2], tangent, rtol=1e-10)
+    np.testing.assert_array_equal(c, [3.0, 3.0, 3.0])
