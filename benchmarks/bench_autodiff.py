@@ -12,6 +12,11 @@ The loop is bench_gradients' RNN, ``h = tanh(W @ h + x[t])`` (float64).
   pair is timed in rounds of its own: autoloop on numpy, autoloop with
   ``backend="jax"``, and JAX itself (``jax.jvp`` / ``jax.grad`` of
   ``lax.scan`` under ``jax.jit``, where installed).
+- *Memory through a long loop*: bench_gradients' T = 10,000 iterations of
+  ``h = sin(h) + h * w`` (1,000 float64 elements, the trip count a tensor):
+  peak memory of the gradient by ``w`` (every value saved) against the
+  derivative along one direction of ``w`` (the tangent is one more loop
+  variable: nothing grows with T).
 - *recompute_grad*: the gradient through T iterations of a block of three
   ``tanh(h @ W)`` layers, plain (the loop saves each layer's values per
   iteration) and with the block wrapped in ``recompute_grad`` (it saves the
@@ -30,7 +35,7 @@ import sys
 import numpy as np
 
 import autoloop as al
-from bench_gradients import peak_bytes
+from bench_gradients import _long_gradient, _long_loss, peak_bytes
 from harness import (check_result, command_line, environment, format_ratio, format_spread, interleaved,
                      markdown_table, optional, skipped_frameworks)
 
@@ -138,6 +143,35 @@ def measure(quick: bool, rounds: int):
     return (d, steps), jvp_timings, jacobian_timings
 
 
+def _long_jvp():
+    @al.function(autograph=False)
+    def forward(h, w, steps, direction):
+        with al.autodiff.ForwardAccumulator(w, direction) as accumulator:
+            loss = _long_loss(h, w, steps, None)
+        return accumulator.jvp(loss)
+    return forward
+
+
+def measure_long_loop(quick: bool):
+    steps, size = (1000, 200) if quick else (10_000, 1000)
+    rng = np.random.default_rng(1)
+    h, w, direction = rng.standard_normal(size), rng.uniform(0.05, 0.15, size), rng.standard_normal(size)
+    count = np.array(steps, np.int32)
+    gradient, forward = _long_gradient(None), _long_jvp()
+    check_result("long loop jvp", "autoloop", forward(h, w, count, direction).numpy(),
+                 np.sum(gradient(h, w, count).numpy() * direction), rtol=1e-9)
+    peaks = {"reverse pass (every value saved)": peak_bytes(lambda: gradient(h, w, count)),
+             "jvp (tangent carried)": peak_bytes(lambda: forward(h, w, count, direction))}
+    return (steps, size, h.nbytes), peaks
+
+
+def long_loop_table(sizes, peaks) -> str:
+    _, _, state = sizes
+    return markdown_table(["through the loop", "peak memory"],
+                          [[name, f"{peak / 2 ** 20:.2f} MiB ({peak / state:.0f} states)"]
+                           for name, peak in peaks.items()])
+
+
 def _layers(w):
     def block(h):
         for _ in range(3):
@@ -207,6 +241,9 @@ def main(argv=None) -> int:
     print(jvp_table(jvp_timings))
     print(f"\nJacobian of h_T ({d} outputs) by h_0, same loop:\n")
     print(jacobian_table(jacobian_timings, d))
+    sizes, peaks = measure_long_loop(args.quick)
+    print(f"\nThrough T = {sizes[0]:,} iterations of h = sin(h) + h * w, {sizes[1]:,} float64 elements:\n")
+    print(long_loop_table(sizes, peaks))
     sizes, peaks, times = measure_recompute(args.quick, max(3, rounds // 3))
     print(f"\nGradient through T = {sizes[0]} iterations of g = block(g) + g, block = three tanh(g @ W) "
           f"layers, g of 4 x {sizes[1]} float64:\n")

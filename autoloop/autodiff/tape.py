@@ -15,7 +15,10 @@ through them from the watched tensors. Either way only those ops count:
 what ran before the block, or inside ``stop_recording()``, is a constant
 to the tape, and so is a tensor that was not watched.
 
-A tape gives one `gradient` unless it is ``persistent=True``.
+`jacobian` and `batch_jacobian` seed the same backward pass with each
+entry of the target in turn, in one loop (`autoloop.autodiff.jacobian`).
+
+A tape gives one `gradient` (or Jacobian) unless it is ``persistent=True``.
 ``watch_accessed_variables`` is accepted for TensorFlow compatibility
 (autoloop has no trainable variables to watch).
 """
