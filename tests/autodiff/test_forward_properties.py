@@ -22,7 +22,7 @@ def _settings(examples):
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-EXAMPLES = 24
+EXAMPLES = 16
 
 
 def _arguments(seed):
