@@ -194,3 +194,22 @@ def test_tf1_session_runs_hessians_jvps_jacobians_and_custom_gradients():
     np.testing.assert_allclose(h @ [1.0, 0.5, -0.2], [0.03667094, 0.30583754, -0.81297274], rtol=1e-6)
     np.testing.assert_allclose(j @ [1.0, 0.5, -0.2], tangent, rtol=1e-10)
     np.testing.assert_array_equal(c, [3.0, 3.0, 3.0])
+
+
+def test_forward_over_forward_gives_second_derivatives():
+    def cube(x):
+        y = x
+        for _ in al.range(2):
+            y = y * x
+        return y
+
+    def second(x):
+        with al.autodiff.ForwardAccumulator(x, al.constant(1.0)) as outer:
+            with al.autodiff.ForwardAccumulator(x, al.constant(1.0)) as inner:
+                y = cube(x)
+            dy = inner.jvp(y)
+        return dy, outer.jvp(dy)
+
+    for run in (second, al.function(second)):
+        dy, ddy = run(al.constant(1.5))
+        assert dy.numpy() == 6.75 and ddy.numpy() == 9.0
