@@ -38,3 +38,7 @@ from autoloop.compat.v1.session import Session, get_default_session
 from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)
+# autodiff: TF1's gradients and hessians, and the TF2 names compat.v1 also has
+from autoloop.autodiff import (
+    GradientTape, UnconnectedGradients, custom_gradient, gradients, hessians, recompute_grad)
+from autoloop import autodiff
