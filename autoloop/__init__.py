@@ -27,6 +27,9 @@ from autoloop import compat
 from autoloop.pictures import visualize
 # the tf.function surface
 from autoloop import config
+# autodiff: custom gradients, Jacobians, forward mode, Hessians
+from autoloop.autodiff import UnconnectedGradients, custom_gradient, hessians, recompute_grad
+from autoloop import autodiff
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

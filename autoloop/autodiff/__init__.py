@@ -10,7 +10,12 @@ Each op's rule is written beside its kernel (`autoloop.ops.registry`);
 `cond_grad`) and named by their declarations in `autoloop.ir.control_flow`.
 """
 
+from autoloop.autodiff.custom_gradient import custom_gradient, recompute_grad
+from autoloop.autodiff.forward import ForwardAccumulator, jvp
 from autoloop.autodiff.graph_backprop import gradients
+from autoloop.autodiff.hessians import hessians, hvp
+from autoloop.autodiff.jacobian import UnconnectedGradients
 from autoloop.autodiff.tape import GradientTape
 
-__all__ = ["GradientTape", "gradients"]
+__all__ = ["ForwardAccumulator", "GradientTape", "UnconnectedGradients", "custom_gradient", "gradients", "hessians",
+           "hvp", "jvp", "recompute_grad"]

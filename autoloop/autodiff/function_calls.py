@@ -90,21 +90,36 @@ class GradientPair:
 
 def gradient_pair(concrete) -> GradientPair:
     """`concrete`'s pair, built on first use and kept on it."""
-    pair = concrete.__dict__.get("_gradient_pair")
-    if pair is None:
+    return _kept(concrete, "_gradient_pair", GradientPair)
+
+
+def _kept(concrete, key: str, build):
+    """``build(concrete.graph, concrete.compile)``, made once (under a lock) and kept on `concrete`."""
+    made = concrete.__dict__.get(key)
+    if made is None:
         with _BUILD_LOCK:
-            pair = concrete.__dict__.get("_gradient_pair")
-            if pair is None:
-                pair = concrete.__dict__["_gradient_pair"] = GradientPair(concrete.graph, concrete.compile)
-    return pair
+            made = concrete.__dict__.get(key)
+            if made is None:
+                made = concrete.__dict__[key] = build(concrete.graph, concrete.compile)
+    return made
 
 
 def call(concrete, inputs: list, arrays: list):
     """Run `concrete` on `arrays`; if a tape in this thread tracks one of `inputs` (the arguments as
-    given, tensors or arrays), record the call on it. Returns the structured result."""
-    tapes = [tape for tape in recording.active() if hasattr(tape, "is_tracked")
-             and any(isinstance(t, Tensor) and tape.is_tracked(t) for t in inputs)]
-    if not tapes:
+    given, tensors or arrays), record the call on it (a `ForwardAccumulator` runs the call's
+    `TangentProgram` instead). Returns the structured result."""
+    recorders = [r for r in recording.active() if hasattr(r, "is_tracked")
+                 and any(isinstance(t, Tensor) and r.is_tracked(t) for t in inputs)]
+    tapes = [r for r in recorders if not hasattr(r, "record_call")]
+    accumulators = [r for r in recorders if hasattr(r, "record_call")]
+    if accumulators:
+        if tapes or len(accumulators) > 1:
+            raise NotImplementedError(
+                f"the traced function {concrete.graph.name!r} is called eagerly where a ForwardAccumulator and "
+                f"another tape or accumulator both track its arguments; autoloop differentiates such a call in "
+                f"one mode at a time: call it inside an @autoloop.function that does both")
+        return accumulators[0].record_call(concrete, inputs, arrays)
+    if not recorders:
         return concrete.run_flat(arrays)
     pair = gradient_pair(concrete)
     results = pair.forward(*arrays)
@@ -147,3 +162,33 @@ class CallEntry:
             grad = next(grads)
             if isinstance(tensor, Tensor) and (reached is None or id(tensor) in reached):
                 accumulator.add(id(tensor), eager(grad) if not isinstance(grad, GradientElements) else Tensor(grad))
+
+
+class TangentProgram:
+    """A traced function's graph that also takes a tangent per floating-point argument and returns
+    a tangent per floating-point result (`forward_sweep` over a copy of the graph), compiled.
+
+    Built once per trace, on first use, and kept on the `ConcreteFunction`.
+    """
+
+    def __init__(self, graph: Graph, compile=CompiledGraph):
+        from autoloop.autodiff.forward import forward_sweep
+        from autoloop.ops.creation_ops import zeros_like
+        tangent_program = rewrite.clone(graph)
+        self.results = len(graph.outputs)
+        self.takes = [v.dtype.is_floating for v in tangent_program.inputs]
+        self.gives = [v.dtype.is_floating for v in tangent_program.outputs]
+        seeds = {value: Tensor(value=tangent_program.add_input(value.dtype, value.shape, name="tangent"))
+                 for value, takes in zip(list(tangent_program.inputs), self.takes) if takes}
+        with context.building(tangent_program):
+            found = forward_sweep(list(tangent_program.nodes), dict(seeds))
+            tangents = [found.get(v) if found.get(v) is not None else zeros_like(Tensor(value=v))
+                        for v, gives in zip(tangent_program.outputs, self.gives) if gives]
+            tangent_program.outputs.extend(graph_value(tangent_program, t) for t in tangents)
+        verify(tangent_program)
+        self.program = compile(tangent_program)
+
+
+def tangent_program(concrete) -> TangentProgram:
+    """`concrete`'s `TangentProgram`, built on first use and kept on it."""
+    return _kept(concrete, "_tangent_program", TangentProgram)

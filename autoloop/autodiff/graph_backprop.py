@@ -19,6 +19,7 @@ from __future__ import annotations
 from autoloop import nest
 from autoloop.autodiff import paths
 from autoloop.autodiff.forward_op import GraphOp
+from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
 from autoloop.autodiff.residuals import Residuals
 from autoloop.autodiff.rules import Accumulator, call_rule, is_differentiable
 from autoloop.ir import context
@@ -85,10 +86,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, uncon
 def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="none",
                     node_filter=None) -> list:
     """`gradients` in `graph` (the one being traced); `node_filter` limits the paths."""
-    if unconnected_gradients not in ("none", "zero"):
-        raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
-    ys = _tensor_list(ys, "ys")
-    xs = _tensor_list(xs, "xs")
+    unconnected = unconnected_option(unconnected_gradients)
+    ys = tensor_list(ys, "ys")
+    xs = tensor_list(xs, "xs")
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = list(grad_ys) if isinstance(grad_ys, list | tuple) else [grad_ys]
@@ -97,17 +97,19 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
     y_values = [graph_value(graph, y) for y in ys]
     seeds = [seed_for(y, grad) for y, grad in zip(ys, grad_ys)]
     x_values = [value_in(graph, x) for x in xs]
-    blocked = {id(graph_value(graph, t).node) for t in _tensor_list(stop_gradients or [], "stop_gradients")}
+    blocked = {id(graph_value(graph, t).node) for t in tensor_list(stop_gradients or [], "stop_gradients")}
     if blocked:
         node_filter = _also_blocking(node_filter, blocked)
     known = [x for x in x_values if x is not None]
-    with context.building(graph):
+    # The backward ops go into `graph`, or into the graph being built inside it (a Jacobian's row loop).
+    current = context.current_graph()
+    with context.building(current if current is not None and graph.is_ancestor_of(current) else graph):
         found = backprop(graph, y_values, seeds, known, Residuals(), node_filter)
     by_value = dict(zip(known, found))
     results = []
     for x, value in zip(xs, x_values):
         grad = by_value.get(value) if value is not None else None
-        if grad is None and unconnected_gradients == "zero":
+        if grad is None and unconnected is UnconnectedGradients.ZERO:
             grad = zeros_like(x)
         results.append(grad)
     return results
@@ -119,7 +121,7 @@ def _also_blocking(node_filter, blocked):
     return accept
 
 
-def _tensor_list(values, what: str) -> list:
+def tensor_list(values, what: str) -> list:
     values = nest.flatten(values) if isinstance(values, list | tuple | dict) else [values]
     tensors = []
     for value in values:

@@ -29,7 +29,7 @@ def scan_gradient(op, *grads):
     graph = node.graph
     before = {id(n) for n in graph.nodes}
     with context.building(graph):
-        outputs = _as_loop(node)
+        outputs = as_loop(node)
     for old, new in zip(node.outputs, outputs):
         new.set_shape(old.shape)
         rewrite.replace_all_uses(old, new._value)
@@ -45,7 +45,7 @@ def scan_gradient(op, *grads):
     return input_grads
 
 
-def _as_loop(node) -> list:
+def as_loop(node) -> list:
     """`node`'s outputs, computed by `scan_by_while` from its inputs in the graph being built."""
     groups = control_flow.operands(node)
     cond, body = node.attrs["cond"], node.attrs["body"]

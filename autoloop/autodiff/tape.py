@@ -15,7 +15,10 @@ through them from the watched tensors. Either way only those ops count:
 what ran before the block, or inside ``stop_recording()``, is a constant
 to the tape, and so is a tensor that was not watched.
 
-A tape gives one `gradient` unless it is ``persistent=True``.
+`jacobian` and `batch_jacobian` seed the same backward pass with each
+entry of the target in turn, in one loop (`autoloop.autodiff.jacobian`).
+
+A tape gives one `gradient` (or Jacobian) unless it is ``persistent=True``.
 ``watch_accessed_variables`` is accepted for TensorFlow compatibility
 (autoloop has no trainable variables to watch).
 """
@@ -27,6 +30,8 @@ import contextlib
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
+from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
+from autoloop.autodiff.jacobian import batch_jacobian as batch_jacobian_rows, jacobian as jacobian_rows
 from autoloop.ir import context
 from autoloop.ops import recording
 from autoloop.ops.creation_ops import zeros_like
@@ -114,32 +119,91 @@ class GradientTape:
         return ()
 
     # -- differentiating ----------------------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         """The gradient of `target` (a tensor or structure: their sum) for each of `sources`.
 
         Returns the structure of `sources`, each entry a tensor of its
         source's shape, or None when no recorded path connects them
-        (``unconnected_gradients="zero"``: zeros).
+        (``unconnected_gradients=UnconnectedGradients.ZERO`` or ``"zero"``: zeros).
         """
         if self._used and not self.persistent:
             raise RuntimeError("a non-persistent GradientTape computes one set of gradients: call gradient "
                                "once, or create the tape with GradientTape(persistent=True)")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
+        unconnected = unconnected_option(unconnected_gradients)
         self._used = True
         targets = [_as_tensor(t) for t in nest.flatten(target)]
         flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
         seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         if len(seeds) != len(targets):
             raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(targets)}")
-        if self._graph is None:
-            with recording.replaced(self._tape, None):  # the tape does not record its own gradient
-                found = self._eager_gradient(targets, seeds, flat_sources)
-        else:
-            found = self._traced_gradient(targets, seeds, flat_sources)
-        if unconnected_gradients == "zero":
+        with self._differentiating():
+            found = self._vjp(targets, flat_sources, context.current_graph())(seeds)
+        if unconnected is UnconnectedGradients.ZERO:
             found = [zeros_like(s) if g is None else g for g, s in zip(found, flat_sources)]
         return nest.pack_sequence_as(sources, found)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """The Jacobian of `target` (one tensor) for each of `sources`, in the structure of `sources`.
+
+        Entry ``[i..., j...]`` of a source's Jacobian (shape
+        ``target.shape + source.shape``) is ``d target[i...] / d source[j...]``;
+        None where no recorded path connects them (``unconnected_gradients=
+        UnconnectedGradients.ZERO``: zeros). One backward pass per entry of
+        the target, run as one loop (`autoloop.autodiff.jacobian`);
+        `experimental_use_pfor` is accepted (the loop is the only form).
+        As in TensorFlow, eagerly with ``experimental_use_pfor=False`` the
+        tape must be persistent.
+        """
+        unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor, "jacobian")
+        target = _as_tensor(target)
+        flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
+        with self._differentiating():
+            vjp = self._vjp([target], flat_sources, context.current_graph())
+            found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations)
+        return nest.pack_sequence_as(sources, found)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per example: ``J[b, i..., j...] = d target[b, i...] / d source[b, j...]``.
+
+        `target` and `source` have the examples on axis 0, and example ``b``
+        of the target must depend only on example ``b`` of the source (as
+        TensorFlow assumes; other entries are summed in). Shape
+        ``target.shape + source.shape[1:]``. Otherwise as `jacobian`.
+        """
+        unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor,
+                                          "batch_jacobian")
+        target, source = _as_tensor(target), _as_tensor(source)
+        with self._differentiating():
+            vjp = self._vjp([target], [source], context.current_graph())
+            return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations)
+
+    def _start_jacobian(self, unconnected, use_pfor, what):
+        """Check the tape may give a Jacobian now; returns the `UnconnectedGradients` option."""
+        if self._used and not self.persistent:
+            raise RuntimeError(f"a non-persistent GradientTape computes one set of gradients: call {what} "
+                               f"once, or create the tape with GradientTape(persistent=True)")
+        if not use_pfor and not self.persistent and self._graph is None:
+            raise RuntimeError(f"GradientTape.{what} with experimental_use_pfor=False runs eagerly only on a "
+                               f"tape created with GradientTape(persistent=True)")
+        self._used = True
+        return unconnected_option(unconnected)
+
+    @contextlib.contextmanager
+    def _differentiating(self):
+        """The tape does not record the ops of its own gradients."""
+        if self._graph is None:
+            with recording.replaced(self._tape, None):
+                yield
+        else:
+            yield
+
+    def _vjp(self, targets, sources, graph):
+        """``vjp(seeds)``: the gradients of ``sum(targets[k] * seeds[k])`` for each of `sources`."""
+        if self._graph is None:
+            return lambda seeds: self._eager_gradient(targets, seeds, sources)
+        return lambda seeds: self._traced_gradient(targets, seeds, sources, graph)
 
     def _eager_gradient(self, targets, seeds, sources):
         for tensor in targets + sources:
@@ -151,8 +215,7 @@ class GradientTape:
         found = dict(zip(map(id, known), eager_tape.backprop(self._tape.entries, targets, seeds, known)))
         return [found.get(id(s)) if w is not None else None for s, w in zip(sources, watched)]
 
-    def _traced_gradient(self, targets, seeds, sources):
-        graph = context.current_graph()
+    def _traced_gradient(self, targets, seeds, sources, graph):
         if graph is None or not self._graph.is_ancestor_of(graph):
             raise ValueError("this GradientTape recorded inside a traced function: call gradient there too")
         created = self._created | ({id(n) for n in self._graph.nodes} - self._open if self._recording else set())

@@ -29,7 +29,7 @@ from autoloop.control_flow.gradient_elements import grad_init, grad_read
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops.dispatch import apply
 from autoloop.ops.gradient_support import shape_int32
-from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 
 _STACK = Spec(dtypes.variant, TensorShape([]))
@@ -72,9 +72,9 @@ def _push_gradient(op, grad):
 register(OpDef("StackNew", kernel=lambda bound=None: [], infer=lambda bound=None: _STACK, expr="[]",
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_new"}))
-register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
+register(OpDef("StackPush", jvp=LINEAR, kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
                kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_push"}))
-register(OpDef("StackGet", kernel=_get, infer=_get_infer, expr="{0}[{1}]",
+register(OpDef("StackGet", jvp=LINEAR, kernel=_get, infer=_get_infer, expr="{0}[{1}]",
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
                kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_get"}))
 

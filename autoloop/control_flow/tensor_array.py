@@ -26,7 +26,7 @@ from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.math_ops import identity
 from autoloop.control_flow.gradient_elements import grad_gather, grad_init, grad_read
 from autoloop.ops.gradient_support import row_shape, shape_int32
-from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
 
 
@@ -173,24 +173,24 @@ def _concat_gradient(op, grad):
 register(OpDef("TensorListReserve", kernel=_reserve, infer=lambda size, dynamic_size: _LIST,
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:reserve"}))
-register(OpDef("TensorListWrite", kernel=_write, infer=lambda values, index, value: _LIST, gradient=_write_gradient,
+register(OpDef("TensorListWrite", jvp=LINEAR, kernel=_write, infer=lambda values, index, value: _LIST, gradient=_write_gradient,
                kernels={"jax": "autoloop.backends.jax.buffers:write"}))
-register(OpDef("TensorListRead", kernel=_read,
+register(OpDef("TensorListRead", jvp=LINEAR, kernel=_read,
                infer=lambda values, index, element_dtype, element_shape:
                _element_spec("TensorListRead", element_dtype, element_shape),
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
                kernels={"jax": "autoloop.backends.jax.buffers:read"}))
-register(OpDef("TensorListStack", kernel=_stack,
+register(OpDef("TensorListStack", jvp=LINEAR, kernel=_stack,
                infer=lambda values, element_dtype, element_shape:
                _element_spec("TensorListStack", element_dtype, element_shape, None),
                gradient=lambda op, grad: [apply("TensorListGradUnstack", [grad])],
                kernels={"jax": "autoloop.backends.jax.buffers:stack"}))
-register(OpDef("TensorListGather", kernel=_gather,
+register(OpDef("TensorListGather", jvp=LINEAR, kernel=_gather,
                infer=lambda values, indices, element_dtype, element_shape:
                _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None),
                gradient=lambda op, grad: [apply("TensorListGradScatterAdd", [grad_init(), op.inputs[1], grad]), None],
                kernels={"jax": "autoloop.backends.jax.buffers:gather"}))
-register(OpDef("TensorListConcat", kernel=_concat,
+register(OpDef("TensorListConcat", jvp=LINEAR, kernel=_concat,
                infer=lambda values, element_dtype, element_shape:
                Spec(element_dtype, TensorShape([None]).concatenate(element_shape[1:])
                     if element_shape.rank else TensorShape(None)),
@@ -200,12 +200,12 @@ register(OpDef("TensorListLengths", kernel=_lengths,
                infer=lambda values, element_dtype, element_shape: Spec(dtypes.int32, TensorShape([None])),
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:lengths"}))
-register(OpDef("TensorListSplit", kernel=_split, infer=lambda values, value, lengths: _LIST, gradient=_split_gradient,
+register(OpDef("TensorListSplit", jvp=LINEAR, kernel=_split, infer=lambda values, value, lengths: _LIST, gradient=_split_gradient,
                kernels={"jax": "autoloop.backends.jax.buffers:split"}))
-register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST,
+register(OpDef("TensorListScatter", jvp=LINEAR, kernel=_scatter, infer=lambda values, indices, value: _LIST,
                gradient=_scatter_gradient,
                kernels={"jax": "autoloop.backends.jax.buffers:scatter"}))
-register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST, gradient=_unstack_gradient,
+register(OpDef("TensorListUnstack", jvp=LINEAR, kernel=_unstack, infer=lambda values, value: _LIST, gradient=_unstack_gradient,
                kernels={"jax": "autoloop.backends.jax.buffers:unstack"}))
 register(OpDef("TensorListSize", kernel=lambda values: np.int32(len(values)),
                infer=lambda values: Spec(dtypes.int32, TensorShape([])), gradient=NOT_DIFFERENTIABLE,

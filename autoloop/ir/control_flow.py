@@ -27,6 +27,8 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
 - ``gradient``: reverse mode. A ``gradient`` rule has an ordinary op's
   signature (`autoloop.ops.registry`); the ones of ``While`` and ``Cond``
   live in `autoloop.autodiff`.
+- ``jvp``: forward mode, with an ordinary op's ``jvp`` signature (the
+  tangents carried as extra loop variables or branch outputs).
 
 Rules that live in a higher layer are named ``"module:function"`` and
 imported on first use (`autoloop.ir.lazy`), so the arrows between layers
@@ -78,6 +80,7 @@ class ControlFlowOp:
     kernels: Mapping[str, str | Callable] = field(default_factory=dict)
     lower: str | Callable | None = None
     gradient: str | Callable | None = None
+    jvp: str | Callable | None = None
 
     def kernel_for(self, backend: str):
         """The rule running this op on `backend`, imported if named; KeyError if there is none."""
@@ -263,6 +266,7 @@ register(ControlFlowOp(
     kernels={"numpy": "autoloop.execute.codegen:write_while", "jax": "autoloop.backends.jax.control_flow:lower_while"},
     lower="autoloop.execute.dataflow.lower:lower_while",  # -> Enter/Merge/Switch/NextIteration/Exit
     gradient="autoloop.autodiff.while_grad:while_gradient",
+    jvp="autoloop.autodiff.control_flow_jvp:while_jvp",
 ))
 
 
@@ -304,6 +308,7 @@ register(ControlFlowOp(
     kernels={"numpy": "autoloop.execute.codegen:write_cond", "jax": "autoloop.backends.jax.control_flow:lower_cond"},
     lower="autoloop.execute.dataflow.lower:lower_cond",  # -> Switch/Merge pairs
     gradient="autoloop.autodiff.cond_grad:cond_gradient",
+    jvp="autoloop.autodiff.control_flow_jvp:cond_jvp",
 ))
 
 
@@ -429,4 +434,5 @@ register(ControlFlowOp(
     kernels={"numpy": "autoloop.execute.scan:write_scan", "jax": "autoloop.backends.jax.scan:lower_scan"},
     lower="autoloop.execute.dataflow.lower:lower_as_one_node",  # one node, run by its interpreter rule
     gradient="autoloop.autodiff.scan_grad:scan_gradient",
+    jvp="autoloop.autodiff.control_flow_jvp:scan_jvp",
 ))

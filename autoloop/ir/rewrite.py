@@ -7,7 +7,8 @@ invariant the verifier checks (node order, capture layout, effect chains):
   ``old value -> new value``;
 - `replace_all_uses(old, new)`: every reader of `old` reads `new`;
 - `add_loop_var(while_node, initial, update)`: one more loop variable for an
-  existing ``While``, whose next value `update` builds in the body;
+  existing ``While``, whose next value `update` builds in the body
+  (`add_loop_vars`: several at once, each update seeing all of them);
 - `append_outputs(subgraph, values)` and `add_cond_output(cond_node, ...)`:
   more results from a sub-graph;
 - `remove_dead_nodes(graph)`: drop what no output and no effect needs, and
@@ -130,41 +131,56 @@ def add_loop_var(node: Node, initial: Value, update, shape=None, name: str = "lo
     `initial`'s shape). TypeError/ValueError, and the graph unchanged, if
     the update's dtype or shape does not fit.
     """
+    (after,) = add_loop_vars(node, [initial], lambda parameters: [update(parameters[0])], [shape], [name])
+    return after
+
+
+def add_loop_vars(node: Node, initials, update, shapes=None, names=None) -> list:
+    """`add_loop_var` for several variables whose updates depend on each other:
+    ``update(parameters)`` returns the new value of each, given all their body parameters."""
     if node.op != "While":
         raise ValueError(f"add_loop_var needs a While node, got {node.op} node {node.name}")
-    if initial.graph is not node.graph:
-        raise ValueError(f"add_loop_var: the initial value {initial.name} must belong to the loop's graph "
-                         f"{node.graph.name!r}")
-    shape = initial.shape if shape is None else as_shape(shape)
-    if not initial.shape.is_subtype_of(shape):
-        raise ValueError(f"add_loop_var: the initial value's shape {initial.shape} does not fit the "
-                         f"invariant {shape}")
+    shapes = [None] * len(initials) if shapes is None else shapes
+    names = ["loop_var"] * len(initials) if names is None else names
+    shapes = [initial.shape if shape is None else as_shape(shape) for initial, shape in zip(initials, shapes)]
+    for initial, shape in zip(initials, shapes):
+        if initial.graph is not node.graph:
+            raise ValueError(f"add_loop_var: the initial value {initial.name} must belong to the loop's graph "
+                             f"{node.graph.name!r}")
+        if not initial.shape.is_subtype_of(shape):
+            raise ValueError(f"add_loop_var: the initial value's shape {initial.shape} does not fit the "
+                             f"invariant {shape}")
     cond, body = node.attrs["cond"], node.attrs["body"]
     count = node.attrs["num_loop_vars"]
     saved = [(sub, list(sub.nodes), list(sub.inputs), dict(sub.captures)) for sub in (cond, body)]
     try:
-        _insert_parameter(cond, count, initial.dtype, shape, name)
-        parameter = _insert_parameter(body, count, initial.dtype, shape, name)
+        parameters = []
+        for k, (initial, shape, name) in enumerate(zip(initials, shapes, names)):
+            _insert_parameter(cond, count + k, initial.dtype, shape, name)
+            parameters.append(_insert_parameter(body, count + k, initial.dtype, shape, name))
         with context.building(body):
-            result = body.capture(update(parameter))
-        if result.dtype is not initial.dtype:
-            raise TypeError(f"add_loop_var: the update gives {result.dtype.name}, the loop variable is "
-                            f"{initial.dtype.name}")
-        if not result.shape.is_subtype_of(shape):
-            raise ValueError(f"add_loop_var: the update gives shape {result.shape}, which does not fit the "
-                             f"invariant {shape}; pass a less specific shape")
+            results = [body.capture(value) for value in update(parameters)]
+        for result, initial, shape in zip(results, initials, shapes):
+            if result.dtype is not initial.dtype:
+                raise TypeError(f"add_loop_var: the update gives {result.dtype.name}, the loop variable is "
+                                f"{initial.dtype.name}")
+            if not result.shape.is_subtype_of(shape):
+                raise ValueError(f"add_loop_var: the update gives shape {result.shape}, which does not fit the "
+                                 f"invariant {shape}; pass a less specific shape")
     except BaseException:
         for sub, nodes, inputs, captures in saved:
             sub.nodes, sub.inputs, sub.captures = nodes, inputs, captures
         _sync_enclosing(node.graph)
         raise
-    body.outputs.append(result)
-    node.outputs.append(Value(node, len(node.outputs), initial.dtype, shape))
-    control_flow.regroup(node, loop_vars=control_flow.operands(node).loop_vars + (initial,))
+    body.outputs.extend(results)
+    first = len(node.outputs)
+    node.outputs.extend(Value(node, first + k, initial.dtype, shape)
+                        for k, (initial, shape) in enumerate(zip(initials, shapes)))
+    control_flow.regroup(node, loop_vars=control_flow.operands(node).loop_vars + tuple(initials))
     if "names" in node.attrs:  # the loop variables' names, for messages and printing
-        node.attrs["names"] = tuple(node.attrs["names"]) + (name,)
+        node.attrs["names"] = tuple(node.attrs["names"]) + tuple(names)
     _sync_enclosing(body)
-    return node.outputs[-1]
+    return node.outputs[first:]
 
 
 def add_cond_output(node: Node, true_fn, false_fn) -> Value:

@@ -12,7 +12,7 @@ from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.gradient_support import shape_int32
-from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
@@ -150,7 +150,7 @@ def _slice_gradient(op, grad):
     return [apply("StridedSliceGrad", [grad, shape, *dynamic], op.attrs)] + [None] * len(dynamic)
 
 
-register(OpDef("StridedSlice", kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient,
+register(OpDef("StridedSlice", jvp=LINEAR, kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:strided_slice"}))
 
 
@@ -255,7 +255,7 @@ def _concat_expr(attrs):
     return "np.concatenate(({*},), axis=%d)" % attrs["axis"]
 
 
-register(OpDef("ConcatV2", kernel=lambda *values, axis: np.concatenate(values, axis=axis),
+register(OpDef("ConcatV2", jvp=LINEAR, kernel=lambda *values, axis: np.concatenate(values, axis=axis),
                infer=_concat_infer, expr=_concat_expr, gradient=_concat_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
 

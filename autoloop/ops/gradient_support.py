@@ -185,3 +185,14 @@ def row_shape(op, position: int):
 def reshape_to_input(op, position: int, grad):
     """`grad` (as many elements as input `position`) in that input's shape."""
     return _to_input_shape("Reshape", op, position, grad)
+
+
+def bilinear_jvp(op, tangent_a, tangent_b):
+    """The forward rule of an op linear in each of its two inputs (``Mul``, ``MatMul``):
+    ``op(ta, b) + op(a, tb)``, leaving out a part whose tangent is None (zero)."""
+    parts = []
+    if tangent_a is not None:
+        parts.append(apply(op.op_name, [tangent_a, op.inputs[1]], dict(op.attrs)))
+    if tangent_b is not None:
+        parts.append(apply(op.op_name, [op.inputs[0], tangent_b], dict(op.attrs)))
+    return parts[0] if len(parts) == 1 else apply("Add", parts)

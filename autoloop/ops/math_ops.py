@@ -14,8 +14,8 @@ from autoloop import dtypes
 from autoloop.errors import DivisionByZeroError
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, constant_value, convert
-from autoloop.ops.gradient_support import reduce_to_input
-from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
+from autoloop.ops.gradient_support import bilinear_jvp, reduce_to_input
+from autoloop.ops.registry import ELEMENTWISE, LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
@@ -70,11 +70,11 @@ _PYTHON_VALUES = (bool, int, float, list, tuple)  # a tuple: a union (bool | int
 
 
 def _register_elementwise(name, kernel, allowed, expr=None, result_dtype=None, scalar_expr=None, gradient=None,
-                          jax=None):
+                          jax=None, jvp=None):
     """`jax` names the JAX kernel; a numpy ufunc's is the ``jax.numpy`` function of the same name."""
     jax = jax or f"jax.numpy:{kernel.__name__}"
     register(OpDef(name, kernel=kernel, infer=infer.elementwise(allowed, result_dtype)(name), expr=expr,
-                   scalar_expr=scalar_expr, gradient=gradient, kernels={"jax": jax}))
+                   scalar_expr=scalar_expr, gradient=gradient, kernels={"jax": jax}, jvp=jvp))
 
 
 # -- gradients ---------------------------------------------------------------
@@ -163,9 +163,9 @@ _JAX_KERNELS = "autoloop.backends.jax.kernels"
 _NOT_SCALAR = "(np.False_ if {0} else np.True_)"  # `~` and np.logical_not on a bool scalar: 0.1-0.3 µs
 
 # -- binary arithmetic -----------------------------------------------------
-_register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})", gradient=_ADD)
-_register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})", gradient=_SUB)
-_register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})", gradient=_MUL)
+_register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})", gradient=_ADD, jvp=LINEAR)
+_register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})", gradient=_SUB, jvp=LINEAR)
+_register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})", gradient=_MUL, jvp=bilinear_jvp)
 
 
 def _integer_division(name, kernel, symbol, gradient, jax):
@@ -234,8 +234,17 @@ def _divide_scalar_expr(attrs, input_dtypes):
     return "({0} / {1})" if dtype.is_floating or _quotient_dtype(dtype) is dtypes.float64 else None
 
 
+def _divide_jvp(op, tangent_x, tangent_y):
+    """``d(x / y) = (dx - (x / y) dy) / y``."""
+    if not op.output_specs[0].dtype.is_floating:
+        return None
+    numerator = tangent_x if tangent_y is None else (
+        -(op.outputs[0] * tangent_y) if tangent_x is None else tangent_x - op.outputs[0] * tangent_y)
+    return apply("RealDiv", [numerator, op.inputs[1]])
+
+
 register(OpDef("RealDiv", kernel=_divide_kernel, infer=_divide_infer, scalar_expr=_divide_scalar_expr, gradient=_DIV,
-               kernels={"jax": f"{_JAX_KERNELS}.math:real_div"}))
+               kernels={"jax": f"{_JAX_KERNELS}.math:real_div"}, jvp=_divide_jvp))
 
 # -- comparisons -------------------------------------------------------------
 for _name, _kernel, _expr in [("Less", np.less, "({0} < {1})"), ("LessEqual", np.less_equal, "({0} <= {1})"),
@@ -252,11 +261,12 @@ for _name, _kernel, _expr, _bool_scalar_expr in [
                           gradient=NOT_DIFFERENTIABLE)
 
 # -- unary -------------------------------------------------------------------
-_register_elementwise("Neg", np.negative, infer.SIGNED, "(-{0})", gradient=_unary_gradient(lambda op, g: -g))
+_register_elementwise("Neg", np.negative, infer.SIGNED, "(-{0})", gradient=_unary_gradient(lambda op, g: -g),
+                      jvp=LINEAR)
 _register_elementwise("Abs", np.abs, infer.SIGNED, "abs({0})",
-                      gradient=_unary_gradient(lambda op, g: g * apply("Sign", [op.inputs[0]])))
+                      gradient=_unary_gradient(lambda op, g: g * apply("Sign", [op.inputs[0]])), jvp=ELEMENTWISE)
 _register_elementwise("Square", np.square, infer.NUMERIC, "({0} * {0})",
-                      gradient=_unary_gradient(lambda op, g: g * (op.inputs[0] + op.inputs[0])))
+                      gradient=_unary_gradient(lambda op, g: g * (op.inputs[0] + op.inputs[0])), jvp=ELEMENTWISE)
 _register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,), scalar_expr=_NOT_SCALAR,
                       gradient=NOT_DIFFERENTIABLE)
 _register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})",
@@ -272,7 +282,8 @@ _UNARY_GRADIENTS = {
 }
 for _name, _kernel in [("Sqrt", np.sqrt), ("Exp", np.exp), ("Log", np.log), ("Sin", np.sin),
                        ("Cos", np.cos), ("Tanh", np.tanh)]:
-    _register_elementwise(_name, _kernel, infer.FLOATS, gradient=_unary_gradient(_UNARY_GRADIENTS[_name]))
+    _register_elementwise(_name, _kernel, infer.FLOATS, gradient=_unary_gradient(_UNARY_GRADIENTS[_name]),
+                          jvp=ELEMENTWISE)
 
 
 def _sigmoid(x):
@@ -289,9 +300,9 @@ def _identity_gradient(op, grad):
 
 
 _register_elementwise("Sigmoid", _sigmoid, infer.FLOATS, gradient=_unary_gradient(_sigmoid_part),
-                      jax=f"{_JAX_KERNELS}.math:sigmoid")
+                      jax=f"{_JAX_KERNELS}.math:sigmoid", jvp=ELEMENTWISE)
 _register_elementwise("Identity", lambda x: x, infer.ALL + (dtypes.variant,), "{0}", gradient=_identity_gradient,
-                      jax=f"{_JAX_KERNELS}.math:identity")
+                      jax=f"{_JAX_KERNELS}.math:identity", jvp=LINEAR)
 
 
 # -- cast ------------------------------------------------------------------
@@ -389,7 +400,7 @@ def _outer(column, row):
 
 
 register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1})", gradient=_matmul_gradient,
-               kernels={"jax": "jax.numpy:matmul"}))
+               kernels={"jax": "jax.numpy:matmul"}, jvp=bilinear_jvp))
 
 
 # -- public functions ----------------------------------------------------------

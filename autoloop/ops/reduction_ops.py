@@ -17,7 +17,7 @@ from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.gradient_support import reduced_axes, reduced_count, unreduce
-from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import runtime_axes, static_axes, static_int
 from autoloop.shapes import TensorShape
 
@@ -167,7 +167,7 @@ _JAX_KERNELS = {"Sum": "total", "Prod": "product", "Mean": "mean", "Max": "large
                 "Any": "any_", "All": "all_"}
 for _name, (_kernel, _allowed, _expr) in _REDUCTIONS.items():
     register(OpDef(_name, kernel=_kernel, infer=_reduce_infer(_name, _allowed), expr=_expr,
-                   gradient=_float_only(_GRADIENTS[_name]),
+                   gradient=_float_only(_GRADIENTS[_name]), jvp=LINEAR if _name in ("Sum", "Mean") else None,
                    kernels={"jax": f"autoloop.backends.jax.kernels.reductions:{_JAX_KERNELS[_name]}"}))
 
 

@@ -53,6 +53,14 @@ Contracts:
   `GradientTape`, and reads only the forward values it needs (in a loop,
   each value read is saved per iteration). `autoloop.ops.gradient_support`
   holds what rules share.
+- ``jvp`` is the op's forward-mode rule: ``rule(op, *input_tangents) ->
+  output_tangents`` (`op` as for ``gradient``; a tangent is a Tensor of its
+  value's shape, or None for zero; one result per output, None for zero).
+  `LINEAR` says the op is linear in its differentiable inputs together, so
+  its rule is the op itself on the tangents; `ELEMENTWISE` (one
+  differentiable input, an output of its shape) that the ``gradient`` rule
+  applied to the tangent is the rule. Left None, forward mode derives the
+  rule exactly from ``gradient`` (`autoloop.autodiff.jvp_rules`).
 - ``stateful`` ops (print, assert) have effects: they are never pruned and
   keep program order (`autoloop.ir.effects`).
 
@@ -80,6 +88,20 @@ class _NotDifferentiable:
 NOT_DIFFERENTIABLE = _NotDifferentiable()
 
 
+class _DerivedJvp:
+    """A forward-mode rule that follows from the op itself (see `OpDef.jvp`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+LINEAR = _DerivedJvp("LINEAR")  # the jvp is the op applied to the tangents
+ELEMENTWISE = _DerivedJvp("ELEMENTWISE")  # the jvp is the gradient rule applied to the tangent
+
+
 class Spec(NamedTuple):
     """What is known statically about one input: dtype, shape, maybe value."""
 
@@ -100,12 +122,12 @@ class OpDef:
     """One op: its rule, gradient and kernels; see the module docstring."""
 
     __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels",
-                 "same_dtype_numpy")
+                 "same_dtype_numpy", "jvp")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
                  expr: str | Callable | None = None, gradient: Callable | str | None = None,
                  stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None,
-                 scalar_expr: str | Callable | None = None):
+                 scalar_expr: str | Callable | None = None, jvp: Callable | str | None = None):
         if infer is None:
             raise TypeError(f"op {name!r} needs an infer rule")
         self.name = name
@@ -117,6 +139,7 @@ class OpDef:
         # element-wise rule sets it): eager calls then skip the rule (`dispatch`).
         self.same_dtype_numpy = getattr(infer, "same_dtype_numpy", None)
         self.gradient = gradient
+        self.jvp = jvp  # forward mode: a rule, LINEAR, ELEMENTWISE, or None (derived from `gradient`)
         self.stateful = stateful
         self.kernels: dict[str, Kernel | str] = {}
         if kernel is not None:

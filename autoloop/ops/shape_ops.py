@@ -18,7 +18,7 @@ from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, constant_value, convert
 from autoloop.ops.math_ops import cast
 from autoloop.ops.gradient_support import reshape_to_input, shape_int32, zeros_for_output
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, OpDef, Spec, register
 from autoloop.ops.static_args import runtime_axes, static_axes, static_int, static_ints
 from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
@@ -82,7 +82,7 @@ def _pack_gradient(op, grad):
     return [parts] if count == 1 else list(parts)
 
 
-register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
+register(OpDef("Pack", jvp=LINEAR, kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
                gradient=_pack_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:pack"}))
 
@@ -146,7 +146,7 @@ def _unpack_gradient(op, *grads):
     return [apply("Pack", parts, {"axis": op.attrs["axis"]})]
 
 
-register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient,
+register(OpDef("Unpack", jvp=LINEAR, kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:unpack"}))
 
 
@@ -220,7 +220,7 @@ def _same_elements_gradient(op, grad):
     return [reshape_to_input(op, 0, grad) if op.input_specs[0].dtype.is_floating else None] + rest
 
 
-register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
+register(OpDef("Reshape", jvp=LINEAR, kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
                gradient=_same_elements_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:reshape"}))
 
@@ -261,7 +261,7 @@ def _transpose_gradient(op, grad):
     return [apply("Transpose", [grad], {"perm": inverse}) if op.input_specs[0].dtype.is_floating else None]
 
 
-register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
+register(OpDef("Transpose", jvp=LINEAR, kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
                expr=_transpose_expr, gradient=_transpose_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:transpose"}))
 
@@ -295,7 +295,7 @@ def _expand_dims_expr(attrs):
     return "{0}[..., None" + ", :" * (-axis - 1) + "]"
 
 
-register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
+register(OpDef("ExpandDims", jvp=LINEAR, kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
                expr=_expand_dims_expr, gradient=_same_elements_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:expand_dims"}))
 
@@ -335,7 +335,7 @@ def _squeeze_kernel(x, axis):
     return np.squeeze(x, runtime_axes(axis, np.ndim(x), "Squeeze"))
 
 
-register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
+register(OpDef("Squeeze", jvp=LINEAR, kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
                gradient=_same_elements_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:squeeze"}))
 
@@ -397,7 +397,7 @@ def _tile_gradient(op, grad):
     return [reshape_to_input(op, 0, total)] + rest
 
 
-register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient,
+register(OpDef("Tile", jvp=LINEAR, kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:tile"}))
 
 

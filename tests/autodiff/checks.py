@@ -16,6 +16,7 @@ differences must then be zero.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autoloop as al
 from autoloop import nest
@@ -92,3 +93,12 @@ def _numeric(loss, args, wrt, step, reseed, autograph):
             grad[index] = (shifted[0] - shifted[1]) / (2 * step)
         grads.append(grad)
     return grads
+
+
+def _jax_installed() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("jax") is not None
+
+
+# Both backends, as a pytest parameter list (the JAX one skipped where JAX is not installed).
+BACKENDS = ["numpy", pytest.param("jax", marks=pytest.mark.skipif(not _jax_installed(), reason="JAX is not installed"))]

@@ -281,3 +281,19 @@ def test_converted_python_and_the_functional_forms_give_the_same_gradients():
         results.append([g.numpy() for g in gradient(np.array([0.2, 0.3]), np.array(1.7))])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_constant_array_read_by_a_rule_in_a_loop():
+    """Regression: a rule inside a loop reading a folded constant array (a numpy matrix) failed with
+    'truth value of an array is ambiguous'."""
+    w = np.array([[0.5, 1.0], [0.0, 2.0]])
+
+    @al.function
+    def f(h):
+        g = h
+        for _ in al.range(3):
+            g = al.matmul(g, w)
+        return al.gradients(al.reduce_sum(g), [h])[0]
+
+    expected = np.ones((2, 2)) @ np.linalg.matrix_power(w, 3).T
+    np.testing.assert_allclose(f(np.ones((2, 2))).numpy(), expected)

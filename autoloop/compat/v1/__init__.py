@@ -64,7 +64,7 @@ from autoloop.math import (  # noqa: E402,F401 - TF1 has the math ops at the top
 
 # autoloop's own machinery, not TensorFlow names: not offered here.
 _NOT_TF = frozenset({
-    "absent", "arguments", "autodiff", "backends", "compat", "compiler", "concrete_function", "control_flow",
+    "absent", "arguments", "backends", "compat", "compiler", "concrete_function", "control_flow",
     "dtypes", "execute", "ir", "ops", "pictures", "runtime", "shapes", "source_map", "tensor"})
 
 
