@@ -25,6 +25,9 @@ from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop import compat
 from autoloop.pictures import visualize
+# TF2 state: variables and modules
+from autoloop.variables import Variable
+from autoloop.module import Module
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

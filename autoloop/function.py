@@ -34,7 +34,7 @@ import numpy as np
 from autoloop import dtypes, nest
 from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
                                 name_of, signature_key, signature_of)
-from autoloop.autodiff import function_calls
+from autoloop.autodiff import function_calls, tape
 from autoloop.backends import check_backend
 from autoloop.concrete_function import AppendedList, ConcreteFunction
 from autoloop.control_flow.composite import CompositeTensor
@@ -189,6 +189,7 @@ class Function:
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
+        tape.note_call(concrete.graph)  # its variable reads are not on the tape
         inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if is_input(leaf)]
         return function_calls.call(concrete, inputs, arrays)
 
@@ -262,9 +263,18 @@ class Function:
         return [list(bound.args), dict(bound.kwargs)]
 
     def _trace(self, arguments, specs) -> ConcreteFunction:
+        # TensorFlow's rule for variables made while tracing: only in the first trace, and a first trace
+        # that made some is traced again, without making more (`autoloop.variables.creation_rule`).
+        first = self._tracing_count == 0
+        concrete, created = self._trace_once(arguments, specs, may_create_variables=first)
+        if created:
+            concrete, _ = self._trace_once(arguments, specs, may_create_variables=False)
+        return concrete
+
+    def _trace_once(self, arguments, specs, may_create_variables):
         graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
-        with context.building(graph), staging_trace.tracing(graph) as trace:
+        with context.building(graph), staging_trace.tracing(graph, may_create_variables) as trace:
             def placeholder(leaf):
                 if not is_input(leaf):
                     return leaf
@@ -287,8 +297,9 @@ class Function:
         graph.outputs = outputs
         rewrite.remove_dead_nodes(graph)
         verify(graph)
-        return ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
-                                jax_arrays=self.jax_arrays)
+        concrete = ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
+                                    jax_arrays=self.jax_arrays)
+        return concrete, trace.created_variables
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"

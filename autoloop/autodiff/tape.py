@@ -16,21 +16,34 @@ what ran before the block, or inside ``stop_recording()``, is a constant
 to the tape, and so is a tensor that was not watched.
 
 A tape gives one `gradient` unless it is ``persistent=True``.
-``watch_accessed_variables`` is accepted for TensorFlow compatibility
-(autoloop has no trainable variables to watch).
+
+Variables (`autoloop.Variable`): a recording tape watches each trainable
+float variable the block reads (``watch_accessed_variables=True``, the
+default; ``tape.watch(v)`` otherwise), and ``tape.gradient(loss, v)`` is
+the sum of the gradients of every read, in loops and branches too. The
+tape gives each watched variable a *watch point*, a zero of its shape made
+at the tape's level, and each read in the block becomes ``read + point``:
+the gradient for the variable is the gradient for its point, which the
+ordinary machinery sums over reads, iterations and branches.
+
+    with autoloop.GradientTape() as tape:
+        loss = w * w + 3 * w
+    tape.gradient(loss, w)       # 2 * w + 3
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
 from autoloop.ir import context
 from autoloop.ops import recording
-from autoloop.ops.creation_ops import zeros_like
+from autoloop.ops.creation_ops import zeros, zeros_like
 from autoloop.ops.dispatch import convert
+from autoloop.ops.v1_ops import cells_of
 from autoloop.tensor import Tensor
 
 
@@ -47,6 +60,9 @@ class GradientTape:
         self._open = None  # traced: ids of the nodes that existed when recording (re)started
         self._recording = False
         self._used = False
+        self._points: dict = {}  # variable -> its watch point (see the module docstring), in order of reads
+        self._watched_variables: set = set()  # variables given to watch()
+        self._unseen_cells: set = set()  # the cells of variables read inside traced functions called eagerly
 
     # -- recording ------------------------------------------------------------------
     def __enter__(self):
@@ -61,6 +77,7 @@ class GradientTape:
 
     def _start(self):
         self._recording = True
+        _recording_tapes().append(self)
         if self._graph is None:
             recording.start(self._tape)
         else:
@@ -70,6 +87,7 @@ class GradientTape:
         if not self._recording:
             return
         self._recording = False
+        _recording_tapes().remove(self)
         if self._graph is None:
             recording.stop(self._tape)
         else:
@@ -91,6 +109,7 @@ class GradientTape:
         """Forget everything recorded so far (keep recording if inside the block)."""
         old, self._tape = self._tape, eager_tape.Tape()
         self._watched, self._created, self._used = [], set(), False
+        self._points = {}
         if self._recording and self._graph is None:
             stack = recording.active()
             stack[stack.index(old)] = self._tape
@@ -100,6 +119,9 @@ class GradientTape:
     def watch(self, tensor):
         """Make the tape track `tensor` (or every tensor in a nested structure)."""
         for leaf in nest.flatten(tensor):
+            if _is_variable(leaf):
+                self._watched_variables.add(leaf)
+                continue
             leaf = _as_tensor(leaf)
             if self._graph is None:
                 if leaf.is_symbolic:
@@ -111,7 +133,33 @@ class GradientTape:
                     self._watched.append(value)
 
     def watched_variables(self):
-        return ()
+        """The variables this tape watches that the block read, in the order of their first reads."""
+        return tuple(self._points)
+
+    def _read(self, variable, value):
+        """`value`, a read of `variable` while this tape records: ``value + point`` if it is watched."""
+        if not (self.watch_accessed_variables or variable in self._watched_variables):
+            return value
+        point = self._points.get(variable)
+        if point is None:
+            point = self._points[variable] = self._watch_point(variable)
+        return value + point
+
+    def _watch_point(self, variable):
+        """A zero of `variable`'s shape at the tape's level (a read in a loop body captures it), watched."""
+        shape = variable.shape
+        if not shape.is_fully_defined():
+            raise ValueError(f"GradientTape: the variable {variable.name!r} has the partly known shape {shape}; "
+                             f"a tape differentiates variables of a fully known shape")
+        if self._graph is None:
+            with context.eager():
+                point = zeros(shape.as_list(), variable.dtype)
+            self._tape.watch(point)
+            return point
+        with context.building(self._graph):
+            point = zeros(shape.as_list(), variable.dtype)
+        self._watched.append(point._value)
+        return point
 
     # -- differentiating ----------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
@@ -128,7 +176,8 @@ class GradientTape:
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
         self._used = True
         targets = [_as_tensor(t) for t in nest.flatten(target)]
-        flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
+        given_sources = nest.flatten(sources)
+        flat_sources = [self._source(s) for s in given_sources]
         seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         if len(seeds) != len(targets):
             raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(targets)}")
@@ -137,11 +186,25 @@ class GradientTape:
                 found = self._eager_gradient(targets, seeds, flat_sources)
         else:
             found = self._traced_gradient(targets, seeds, flat_sources)
+        found = [None if s is None else g for g, s in zip(found, flat_sources)]
         if unconnected_gradients == "zero":
-            found = [zeros_like(s) if g is None else g for g, s in zip(found, flat_sources)]
+            found = [_zeros_for(given) if g is None else g for g, given in zip(found, given_sources)]
         return nest.pack_sequence_as(sources, found)
 
+    def _source(self, source):
+        """The tensor to differentiate for `source`: a variable's watch point (None if never read)."""
+        if _is_variable(source):
+            if source._cell in self._unseen_cells:
+                raise NotImplementedError(
+                    f"GradientTape.gradient for the variable {source.name!r}: a traced function read it while "
+                    f"this tape recorded eagerly, and autoloop does not differentiate variables through a "
+                    f"function call. Take the gradient inside the function (a GradientTape inside it), or call "
+                    f"the function's plain Python (f.python_function) under the tape")
+            return self._points.get(source)
+        return _as_tensor(source)
+
     def _eager_gradient(self, targets, seeds, sources):
+        sources = [s if s is not None else zeros([]) for s in sources]  # never tracked: no gradient
         for tensor in targets + sources:
             if tensor.is_symbolic:
                 raise ValueError(f"{tensor.name} is a symbolic tensor, but this tape recorded eagerly")
@@ -163,12 +226,57 @@ class GradientTape:
         watched = [value_in(graph, Tensor(value=w)) for w in self._watched]
         # The tape tracks what it watched and what recorded ops computed from that.
         tracked = paths.reachable(graph.nodes, [w for w in watched if w is not None], {}, accept)
-        values = [value_in(graph, s) for s in sources]
+        values = [value_in(graph, s) if s is not None else None for s in sources]
         wanted = [s if v is not None and v in tracked else None for s, v in zip(sources, values)]
         known = [s for s in wanted if s is not None]
         found = graph_gradients(graph, targets, known, seeds, node_filter=accept) if known else []
         by_id = dict(zip(map(id, known), found))
         return [by_id.get(id(s)) if w is not None else None for s, w in zip(sources, wanted)]
+
+
+class _Recording(threading.local):
+    tapes: list | None = None
+
+
+_recording = _Recording()
+
+
+def _recording_tapes() -> list:
+    """This thread's GradientTapes inside their ``with`` blocks (not in ``stop_recording()``), outermost first."""
+    if _recording.tapes is None:
+        _recording.tapes = []
+    return _recording.tapes
+
+
+def variable_read(variable, value):
+    """`value`, a read of the trainable `variable`, as the recording tapes see it (see the module docstring)."""
+    tapes = _recording.tapes
+    if not tapes:
+        return value
+    graph = context.current_graph()
+    for tape in list(tapes):
+        if tape._graph is None if graph is None else (tape._graph is not None and tape._graph.is_ancestor_of(graph)):
+            value = tape._read(variable, value)
+    return value
+
+
+def note_call(graph) -> None:
+    """A traced function whose graph is `graph` runs while eager tapes record: they cannot see its variable
+    reads, so a gradient for one of those variables must raise, not come out None."""
+    for tape in _recording.tapes or ():
+        if tape._graph is None:
+            tape._unseen_cells.update(cells_of(graph))
+
+
+def _is_variable(value) -> bool:
+    from autoloop.variables import Variable
+    return isinstance(value, Variable)
+
+
+def _zeros_for(source):
+    if _is_variable(source):
+        return zeros(source.shape.as_list(), source.dtype)
+    return zeros_like(_as_tensor(source))
 
 
 def _as_tensor(value):

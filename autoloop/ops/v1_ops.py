@@ -54,6 +54,18 @@ class VariableCell:
         return f"<VariableCell {self.name}: {state}>"
 
 
+def cells_of(graph) -> list:
+    """The cells of the eager variables `graph` (and its sub-graphs) uses, in order of first use.
+
+    A traced function captures an eager variable as a constant holding its cell.
+    """
+    cells = {}
+    for node in graph.walk():
+        if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
+            cells.setdefault(node.attrs["value"], None)
+    return list(cells)
+
+
 # -- VarHandleOp: the variable itself, fed by the Session ---------------------------------------
 def _handle_infer(variable):
     return Spec(dtypes.variant, TensorShape([]))
@@ -78,7 +90,8 @@ def _read_kernel(cell, dtype, shape):
 
 
 register(OpDef("ReadVariableOp", kernel=_read_kernel, infer=_read_infer, stateful=True,
-               gradient=NOT_DIFFERENTIABLE))  # no gradients with respect to TF1 variables
+               gradient=NOT_DIFFERENTIABLE,  # a GradientTape differentiates reads its own way (autodiff.tape)
+               kernels={"jax": "autoloop.backends.jax.variables:read"}))
 
 
 def _assign_infer(handle, value, dtype, shape):
@@ -111,9 +124,11 @@ def _updating(update):
     return kernel
 
 
-for _name, _kernel in (("AssignVariableOp", _assign_kernel), ("AssignAddVariableOp", _updating(np.add)),
-                      ("AssignSubVariableOp", _updating(np.subtract))):
-    register(OpDef(_name, kernel=_kernel, infer=_assign_infer, stateful=True, gradient=NOT_DIFFERENTIABLE))
+for _name, _kernel, _jax in (("AssignVariableOp", _assign_kernel, "assign"),
+                            ("AssignAddVariableOp", _updating(np.add), "assign_add"),
+                            ("AssignSubVariableOp", _updating(np.subtract), "assign_sub")):
+    register(OpDef(_name, kernel=_kernel, infer=_assign_infer, stateful=True, gradient=NOT_DIFFERENTIABLE,
+                   kernels={"jax": f"autoloop.backends.jax.variables:{_jax}"}))
 
 
 # -- PrintV1 ----------------------------------------------------------------------------------

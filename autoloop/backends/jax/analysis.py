@@ -6,6 +6,7 @@
 - the buffer layout of every list (TensorArray flows, gradient stacks and
   gradient lists: `autoloop.backends.jax.layouts`);
 - whether the program has effects (prints, host calls) and 64-bit values;
+- the variables it reads or writes (carried as extra inputs and outputs);
 - that it holds nothing only a Session runs (`refuse_session_state`).
 
 The facts belong to one `JaxProgram` and live as long as it does.
@@ -24,6 +25,7 @@ from autoloop.backends.jax.lowering import calls_host
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
+from autoloop.ops.v1_ops import cells_of
 
 _WIDE = (dtypes.int64, dtypes.float64)
 
@@ -34,6 +36,7 @@ class ProgramFacts:
     def __init__(self, graph):
         refuse_session_state(graph)
         self.graph = graph
+        self.cells = cells_of(graph)  # the variables it carries in and out (`autoloop.backends.jax.variables`)
         self.sites = find_sites(graph)
         self.layouts = Layouts(graph)
         self.has_effects = any(has_effects(node) or calls_host(node) for node in graph.walk())
@@ -63,14 +66,14 @@ class ProgramFacts:
         return value
 
 
-# The ops of TF1 variables (autoloop.compat.v1): state that lives between calls, which a Session keeps.
+# The ops of variables; a TF1 graph variable's value lives in a Session, which a compiled program cannot reach.
 VARIABLE_OPS = {"VarHandleOp": "uses", "ReadVariableOp": "reads", "AssignVariableOp": "assigns",
                 "AssignAddVariableOp": "adds to", "AssignSubVariableOp": "subtracts from"}
 
 
 def refuse_session_state(graph) -> None:
     """A `BackendError` for the first TF1 variable `graph` uses: XLA programs keep no state between calls."""
-    node = next((n for n in graph.walk() if n.op in VARIABLE_OPS), None)
+    node = next((n for n in graph.walk() if n.op in VARIABLE_OPS and _graph_variable(n)), None)
     if node is None:
         return
     from autoloop.backends.jax.lowering import unsupported
@@ -81,6 +84,11 @@ def refuse_session_state(graph) -> None:
                             f"state between calls, so the function", (
         "an XLA program keeps no state between calls. Pass the variable's value in as an argument and assign "
         "what the function returns to it after the call, or run on backend='numpy'"))
+
+
+def _graph_variable(node) -> bool:
+    """Whether `node` uses a TF1 graph variable (a ``VarHandleOp``), not an eager variable's cell."""
+    return node.op == "VarHandleOp" or node.inputs[0].node.op == "VarHandleOp"
 
 
 def find_sites(graph) -> Sites:
