@@ -1,0 +1,117 @@
+"""`GradientTape` and variables: trainable variables it reads are watched, eagerly and in functions, through
+loops and branches."""
+
+import numpy as np
+import pytest
+
+import autoloop as al
+from tests.variables.backends import BACKENDS
+
+
+def test_a_tape_watches_the_trainable_variables_it_reads():
+    w = al.Variable([1.0, 2.0], name="w")
+    b = al.Variable(0.5, name="b")
+    frozen = al.Variable(3.0, trainable=False)
+    with al.GradientTape() as tape:
+        loss = al.reduce_sum(w * w) * frozen + 3 * b
+    dw, db, dfrozen = tape.gradient(loss, [w, b, frozen])
+    np.testing.assert_allclose(dw.numpy(), [6.0, 12.0])
+    assert db.numpy() == 3.0 and dfrozen is None
+    assert tape.watched_variables() == (w, b)
+
+
+def test_one_variable_a_dict_and_the_unconnected_ones():
+    w = al.Variable(2.0)
+    unused = al.Variable(1.0)
+    with al.GradientTape(persistent=True) as tape:
+        y = w * w
+    assert tape.gradient(y, w).numpy() == 4.0
+    found = tape.gradient(y, {"w": w, "u": unused})
+    assert found["w"].numpy() == 4.0 and found["u"] is None
+    found = tape.gradient(y, {"w": w, "u": unused}, unconnected_gradients="zero")
+    assert found["w"].numpy() == 4.0 and found["u"].numpy() == 0.0 and found["u"].dtype == al.float32
+
+
+def test_every_read_counts_also_after_an_update():
+    v = al.Variable(1.0)
+    with al.GradientTape() as tape:
+        total = 0.0
+        for _ in range(3):
+            total += v * v * 2.0
+            v.assign_add(1.0)
+    assert total.numpy() == 28.0
+    assert tape.gradient(total, v).numpy() == 24.0  # 4 * (1 + 2 + 3): the sum over the reads
+
+
+def test_watch_accessed_variables_false_watches_only_what_watch_names():
+    a, b = al.Variable(2.0), al.Variable(3.0)
+    with al.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(a)
+        y = a * b
+    da, db = tape.gradient(y, [a, b])
+    assert da.numpy() == 3.0 and db is None and tape.watched_variables() == (a,)
+    with al.GradientTape(watch_accessed_variables=False) as tape:
+        y = a * b
+    assert tape.gradient(y, [a, b]) == [None, None] and tape.watched_variables() == ()
+
+
+def test_reads_outside_the_block_or_in_stop_recording_are_constants():
+    v = al.Variable(2.0)
+    outside = v * 1.0
+    with al.GradientTape() as tape:
+        with tape.stop_recording():
+            hidden = v * 10.0
+        y = v * outside + hidden
+    assert tape.gradient(y, v).numpy() == 2.0
+
+
+def test_nested_tapes_give_second_derivatives():
+    v = al.Variable(3.0)
+    with al.GradientTape() as outer:
+        with al.GradientTape() as inner:
+            y = v * v * v
+        dy = inner.gradient(y, v)
+    assert dy.numpy() == 27.0 and outer.gradient(dy, v).numpy() == 18.0
+
+
+@pytest.mark.parametrize("on", BACKENDS)
+def test_in_a_function_through_a_loop_and_a_branch(on):
+    v = al.Variable(1.0)
+    c = al.Variable(3.0)
+
+    @al.function(backend=on)
+    def f(x):
+        with al.GradientTape() as tape:
+            total = 0.0
+            i = 0
+            while i < 3:
+                total += v * v * x
+                v.assign_add(1.0)
+                i += 1
+            if x > 0:
+                total += c * c
+            else:
+                total += c
+        dv, dc = tape.gradient(total, [v, c])
+        return total, dv, dc, tape.watched_variables() == (v, c)
+
+    total, dv, dc, order = f(al.constant(2.0))
+    assert (total.numpy(), dv.numpy(), dc.numpy(), order) == (37.0, 24.0, 6.0, True)
+    assert v.numpy() == 4.0  # the gradient does not run the updates again
+    v.assign(1.0)
+    assert [t.numpy() for t in f(al.constant(-2.0))[:3]] == [-25.0, -24.0, 1.0]
+
+
+def test_a_variable_read_inside_a_function_the_eager_tape_calls_is_not_silently_unconnected():
+    w = al.Variable(2.0)
+    scaled = al.function(lambda x: w * x)
+    x = al.constant(3.0)
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = scaled(x)
+    with pytest.raises(NotImplementedError, match="a traced function read it while this tape recorded eagerly"):
+        tape.gradient(y, [x, w])
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = scaled(x)
+    assert tape.gradient(y, x).numpy() == 2.0  # the tensors it was given still differentiate
