@@ -39,6 +39,7 @@ import threading
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.autodiff.tape import variable_read
 from autoloop.ir import context
 from autoloop.ops import tensor_methods
 from autoloop.ops.dispatch import apply, convert
@@ -112,7 +113,6 @@ class Variable:
         """The variable's value, read where this is called (a new read each time in a graph)."""
         value = apply("ReadVariableOp", [self._handle], self._attrs(), name=f"{self._name}/Read")
         if self.trainable and self.dtype.is_floating:
-            from autoloop.autodiff.tape import variable_read
             value = variable_read(self, value)
         return value
 

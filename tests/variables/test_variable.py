@@ -219,3 +219,21 @@ def test_autoloop_variable_in_a_tf1_graph_is_a_session_variable():
             sess.run(v1.global_variables_initializer())
             assert sess.run(step) == 5 and sess.run(step) == 7
     assert isinstance(al.Variable(1.0), al.Variable) and not isinstance(al.Variable(1.0), v1.Variable)
+
+
+def test_a_variable_whose_shape_a_loop_changes():
+    pytest.importorskip("jax")
+    v = al.Variable([1.0], shape=al.TensorShape([None]), name="grows")
+
+    def grow(n):
+        i = 0
+        while i < n:
+            v.assign(al.concat([v.read_value(), [2.0]], 0))
+            i += 1
+        return v.read_value()
+
+    assert al.function(grow)(al.constant(2)).numpy().tolist() == [1.0, 2.0, 2.0]
+    with pytest.raises(al.errors.BackendError, match=r"the variable 'grows' has shape \(3,\) before an iteration "
+                                                     r"and \(4,\) after it"):
+        al.function(grow, backend="jax")(al.constant(2))
+    assert v.numpy().tolist() == [1.0, 2.0, 2.0]  # nothing ran

@@ -89,10 +89,22 @@ def lower_while(lowering, node, args) -> list:
 
     carry = (initial, errors, counter, first, lowering.variables.values())
     body_jit = jax.jit(body_fn)
-    check_shapes_kept(node, carry[0], jax.eval_shape(body_jit, carry)[0], "while loop's variable")
+    after = jax.eval_shape(body_jit, carry)
+    check_shapes_kept(node, carry[0], after[0], "while loop's variable")
+    _check_variables_kept(node, lowering.variables.cells, carry[4], after[4])
     values, lowering.errors, _, _, variables = jax.lax.while_loop(cond_fn, body_jit, carry)
     lowering.variables.update(variables)
     return list(values)
+
+
+def _check_variables_kept(node, cells, before, after) -> None:
+    """A `BackendError` naming the variable (`autoloop.Variable`) whose shape the loop's body changes."""
+    for cell, old, new in zip(cells, before, after):
+        if np.shape(old) != np.shape(new):
+            raise unsupported(node, f"the variable {cell.name!r} has shape {np.shape(old)} before an iteration and "
+                                    f"{np.shape(new)} after it, so the loop",
+                              "XLA compiles loops whose state keeps one shape. Keep the variable's shape, or run "
+                              "on backend='numpy'")
 
 
 def run_subgraph(lowering, graph, inputs, errors):
