@@ -206,6 +206,8 @@ class Variable:
             return f"<autoloop.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
         value = self.numpy()
         text = str(value) if np.ndim(value) == 0 else repr(np.asarray(value))
+        if "\n" in text:
+            text = "\n" + text
         return f"<autoloop.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={text}>"
 
 

@@ -175,18 +175,25 @@ class GradientTape:
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
         self._used = True
-        targets = [_as_tensor(t) for t in nest.flatten(target)]
+        given_targets = nest.flatten(target)
         given_sources = nest.flatten(sources)
         flat_sources = [self._source(s) for s in given_sources]
-        seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
-        if len(seeds) != len(targets):
-            raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(targets)}")
+        seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(given_targets)
+        if len(seeds) != len(given_targets):
+            raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(given_targets)}")
+        # A variable as a target is the variable itself, as in TensorFlow: its gradient is the seed for that
+        # same variable among the sources, and nothing for anything else.
+        direct = [(t, s) for t, s in zip(given_targets, seeds) if _is_variable(t)]
+        kept = [(t, s) for t, s in zip(given_targets, seeds) if not _is_variable(t)]
+        targets, seeds = [_as_tensor(t) for t, _ in kept], [s for _, s in kept]
         if self._graph is None:
             with recording.replaced(self._tape, None):  # the tape does not record its own gradient
                 found = self._eager_gradient(targets, seeds, flat_sources)
         else:
             found = self._traced_gradient(targets, seeds, flat_sources)
         found = [None if s is None else g for g, s in zip(found, flat_sources)]
+        for variable, seed in direct:
+            found = [_plus(g, variable, seed) if given is variable else g for g, given in zip(found, given_sources)]
         if unconnected_gradients == "zero":
             found = [_zeros_for(given) if g is None else g for g, given in zip(found, given_sources)]
         return nest.pack_sequence_as(sources, found)
@@ -271,6 +278,13 @@ def note_call(graph) -> None:
 def _is_variable(value) -> bool:
     from autoloop.variables import Variable
     return isinstance(value, Variable)
+
+
+def _plus(gradient, variable, seed):
+    """`gradient` (or None) plus `seed` (None: ones), a variable target's own gradient."""
+    from autoloop.ops.creation_ops import ones
+    own = ones(variable.shape.as_list(), variable.dtype) if seed is None else convert(seed, variable.dtype)
+    return own if gradient is None else gradient + own
 
 
 def _zeros_for(source):

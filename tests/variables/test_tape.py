@@ -115,3 +115,17 @@ def test_a_variable_read_inside_a_function_the_eager_tape_calls_is_not_silently_
         tape.watch(x)
         y = scaled(x)
     assert tape.gradient(y, x).numpy() == 2.0  # the tensors it was given still differentiate
+
+
+def test_a_variable_as_the_target_is_the_variable_itself():
+    v0, v1 = al.Variable(2.0), al.Variable(2.0)
+    x = al.Variable(1.0)
+    with al.GradientTape(persistent=True) as tape:
+        result = v0 if x.numpy() > 0 else v1 ** 2  # the variable, not a read of it
+    dv0, dv1 = tape.gradient(result, [v0, v1])
+    assert dv0.numpy() == 1.0 and dv1 is None
+    m = al.Variable([1.0, 2.0])
+    with al.GradientTape() as tape:
+        y = m * m
+    np.testing.assert_allclose(tape.gradient([y, m], m, output_gradients=[al.ones([2]), al.constant([3.0, 4.0])])
+                               .numpy(), [5.0, 8.0])
