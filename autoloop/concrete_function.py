@@ -35,6 +35,9 @@ class ConcreteFunction:
         self._compiled = None
         self._jax_arrays = jax_arrays
         self._run_flat = None
+        # Variables whose reads are graph inputs after the arguments' (a trace for eager GradientTapes,
+        # `autoloop.autodiff.tape.CallPoints`)
+        self.watched_variables: list = []
 
     @property
     def inputs(self):

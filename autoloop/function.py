@@ -24,6 +24,7 @@ new Function together trace it once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -42,6 +43,7 @@ from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
 from autoloop.ops.dispatch import graph_value, verify
+from autoloop.ops.v1_ops import cells_of
 from autoloop.runtime import trace as staging_trace
 from autoloop.tensor import Tensor
 
@@ -189,8 +191,18 @@ class Function:
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        tape.note_call(concrete.graph)  # its variable reads are not on the tape
-        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if is_input(leaf)]
+        arguments = self._bind(args, kwargs)
+        inputs = [leaf for leaf in nest.flatten(arguments) if is_input(leaf)]
+        if cells_of(concrete.graph):  # it reads variables: the trace whose reads the tapes can differentiate
+            watching = concrete.__dict__.get("_watching")
+            if watching is None:
+                with self._trace_lock:
+                    watching = concrete.__dict__.get("_watching")
+                    if watching is None:
+                        watching = concrete.__dict__["_watching"] = self._trace_once(
+                            arguments, concrete.input_specs, may_create_variables=False, watch_variables=True)[0]
+            points = tape.point_values(watching.watched_variables)
+            return function_calls.call(watching, inputs + points, list(arrays) + [p._numpy for p in points])
         return function_calls.call(concrete, inputs, arrays)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -271,10 +283,14 @@ class Function:
             concrete, _ = self._trace_once(arguments, specs, may_create_variables=False)
         return concrete
 
-    def _trace_once(self, arguments, specs, may_create_variables):
+    def _trace_once(self, arguments, specs, may_create_variables, watch_variables=False):
+        """A trace and how many variables it made; `watch_variables`: each trainable variable read gets a
+        watch point input after the arguments' (`autoloop.autodiff.tape.CallPoints`), for eager tapes."""
         graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
-        with context.building(graph), staging_trace.tracing(graph, may_create_variables) as trace:
+        points = tape.CallPoints(graph)
+        with context.building(graph), staging_trace.tracing(graph, may_create_variables) as trace, \
+                (points.active() if watch_variables else contextlib.nullcontext()):
             def placeholder(leaf):
                 if not is_input(leaf):
                     return leaf
@@ -299,6 +315,7 @@ class Function:
         verify(graph)
         concrete = ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
                                     jax_arrays=self.jax_arrays)
+        concrete.watched_variables = points.variables
         return concrete, trace.created_variables
 
     def __repr__(self):

@@ -29,6 +29,10 @@ ordinary machinery sums over reads, iterations and branches.
     with autoloop.GradientTape() as tape:
         loss = w * w + 3 * w
     tape.gradient(loss, w)       # 2 * w + 3
+
+A traced function that the block calls eagerly has no reads on the tape:
+it is traced once more with its watch points as extra inputs
+(`CallPoints`), and the recorded call differentiates them like arguments.
 """
 
 from __future__ import annotations
@@ -43,7 +47,6 @@ from autoloop.ir import context
 from autoloop.ops import recording
 from autoloop.ops.creation_ops import zeros, zeros_like
 from autoloop.ops.dispatch import convert
-from autoloop.ops.v1_ops import cells_of
 from autoloop.tensor import Tensor
 
 
@@ -62,7 +65,6 @@ class GradientTape:
         self._used = False
         self._points: dict = {}  # variable -> its watch point (see the module docstring), in order of reads
         self._watched_variables: set = set()  # variables given to watch()
-        self._unseen_cells: set = set()  # the cells of variables read inside traced functions called eagerly
 
     # -- recording ------------------------------------------------------------------
     def __enter__(self):
@@ -138,12 +140,17 @@ class GradientTape:
 
     def _read(self, variable, value):
         """`value`, a read of `variable` while this tape records: ``value + point`` if it is watched."""
+        point = self._point(variable)
+        return value if point is None else value + point
+
+    def _point(self, variable):
+        """`variable`'s watch point (made now if needed), or None if this tape does not watch it."""
         if not (self.watch_accessed_variables or variable in self._watched_variables):
-            return value
+            return None
         point = self._points.get(variable)
         if point is None:
             point = self._points[variable] = self._watch_point(variable)
-        return value + point
+        return point
 
     def _watch_point(self, variable):
         """A zero of `variable`'s shape at the tape's level (a read in a loop body captures it), watched."""
@@ -201,12 +208,6 @@ class GradientTape:
     def _source(self, source):
         """The tensor to differentiate for `source`: a variable's watch point (None if never read)."""
         if _is_variable(source):
-            if source._cell in self._unseen_cells:
-                raise NotImplementedError(
-                    f"GradientTape.gradient for the variable {source.name!r}: a traced function read it while "
-                    f"this tape recorded eagerly, and autoloop does not differentiate variables through a "
-                    f"function call. Take the gradient inside the function (a GradientTape inside it), or call "
-                    f"the function's plain Python (f.python_function) under the tape")
             return self._points.get(source)
         return _as_tensor(source)
 
@@ -267,12 +268,50 @@ def variable_read(variable, value):
     return value
 
 
-def note_call(graph) -> None:
-    """A traced function whose graph is `graph` runs while eager tapes record: they cannot see its variable
-    reads, so a gradient for one of those variables must raise, not come out None."""
-    for tape in _recording.tapes or ():
-        if tape._graph is None:
-            tape._unseen_cells.update(cells_of(graph))
+class CallPoints:
+    """While a function is traced for a call that eager tapes record: each trainable variable it reads gets a
+    watch point that is an input of the traced graph (`variables`, in order), so the recorded call
+    differentiates its variables like its arguments (`point_values` gives the eager tapes' points)."""
+
+    watch_accessed_variables = True
+    _watched_variables = ()
+
+    def __init__(self, graph):
+        self._graph = graph
+        self._points: dict = {}
+        self.variables: list = []
+
+    def _read(self, variable, value):
+        point = self._points.get(variable)
+        if point is None:
+            shape = variable.shape
+            point = Tensor(value=self._graph.add_input(variable.dtype, shape, name=f"{variable._name}/point"))
+            self._points[variable] = point
+            self.variables.append(variable)
+        return value + point
+
+    @contextlib.contextmanager
+    def active(self):
+        _recording_tapes().append(self)
+        try:
+            yield self
+        finally:
+            _recording_tapes().remove(self)
+
+
+def point_values(variables) -> list:
+    """For a call of a function traced with `CallPoints`: per variable, the sum of the watch points of the
+    eager tapes recording now that watch it (each tape records the sum), or zeros."""
+    tapes = [t for t in _recording.tapes or () if t._graph is None]
+    found = []
+    for variable in variables:
+        total = None
+        for tape in tapes:
+            point = tape._point(variable)
+            if point is not None:
+                total = point if total is None else total + point
+        found.append(total if total is not None else zeros(variable.shape.as_list(), variable.dtype))
+    return found
 
 
 def _is_variable(value) -> bool:

@@ -102,19 +102,38 @@ def test_in_a_function_through_a_loop_and_a_branch(on):
     assert [t.numpy() for t in f(al.constant(-2.0))[:3]] == [-25.0, -24.0, 1.0]
 
 
-def test_a_variable_read_inside_a_function_the_eager_tape_calls_is_not_silently_unconnected():
-    w = al.Variable(2.0)
-    scaled = al.function(lambda x: w * x)
-    x = al.constant(3.0)
+@pytest.mark.parametrize("on", BACKENDS)
+def test_an_eager_tape_differentiates_the_variables_a_function_it_calls_reads(on):
+    class Quadratic(al.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = al.Variable(2.0, name="a"), al.Variable([1.0, -1.0], name="b")
+            self.frozen = al.Variable(3.0, trainable=False)
+
+        @al.function(backend=on)
+        def __call__(self, x):
+            total = 0.0
+            i = 0
+            while i < 2:  # read in a loop: every read counts
+                total += al.reduce_sum(self.a * x * x + self.b * x) * self.frozen
+                i += 1
+            return total
+
+    model = Quadratic()
+    x = al.constant([1.0, 2.0])
     with al.GradientTape() as tape:
-        tape.watch(x)
-        y = scaled(x)
-    with pytest.raises(NotImplementedError, match="a traced function read it while this tape recorded eagerly"):
-        tape.gradient(y, [x, w])
-    with al.GradientTape() as tape:
-        tape.watch(x)
-        y = scaled(x)
-    assert tape.gradient(y, x).numpy() == 2.0  # the tensors it was given still differentiate
+        loss = model(x)
+    da, db, dfrozen = tape.gradient(loss, [model.a, model.b, model.frozen])
+    assert loss.numpy() == 2 * 3 * (2 * 5 + (1 - 2))
+    assert da.numpy() == 2 * 3 * 5 and db.numpy().tolist() == [6.0, 12.0] and dfrozen is None
+    assert tape.watched_variables() == (model.a, model.b)
+    with al.GradientTape() as outer:
+        with al.GradientTape() as inner:
+            loss = model(x)
+        da = inner.gradient(loss, model.a)
+    assert da.numpy() == 30.0 and outer.gradient(da, model.a) is None  # linear in a
+    model(x)  # outside a tape: the plain trace
+    assert model.__call__.experimental_get_tracing_count() == 1
 
 
 def test_a_variable_as_the_target_is_the_variable_itself():
