@@ -40,12 +40,14 @@ from __future__ import annotations
 import contextlib
 import threading
 
+import numpy as np
+
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
 from autoloop.ir import context
 from autoloop.ops import recording
-from autoloop.ops.creation_ops import zeros, zeros_like
+from autoloop.ops.creation_ops import ones, zeros, zeros_like
 from autoloop.ops.dispatch import convert
 from autoloop.tensor import Tensor
 
@@ -65,6 +67,7 @@ class GradientTape:
         self._used = False
         self._points: dict = {}  # variable -> its watch point (see the module docstring), in order of reads
         self._watched_variables: set = set()  # variables given to watch()
+        self._partly_known: set = set()  # traced: variables read whose shape is partly known
 
     # -- recording ------------------------------------------------------------------
     def __enter__(self):
@@ -111,7 +114,7 @@ class GradientTape:
         """Forget everything recorded so far (keep recording if inside the block)."""
         old, self._tape = self._tape, eager_tape.Tape()
         self._watched, self._created, self._used = [], set(), False
-        self._points = {}
+        self._points, self._partly_known = {}, set()
         if self._recording and self._graph is None:
             stack = recording.active()
             stack[stack.index(old)] = self._tape
@@ -149,22 +152,24 @@ class GradientTape:
             return None
         point = self._points.get(variable)
         if point is None:
-            point = self._points[variable] = self._watch_point(variable)
+            point = self._watch_point(variable)
+            if point is not None:
+                self._points[variable] = point
         return point
 
     def _watch_point(self, variable):
-        """A zero of `variable`'s shape at the tape's level (a read in a loop body captures it), watched."""
-        shape = variable.shape
-        if not shape.is_fully_defined():
-            raise ValueError(f"GradientTape: the variable {variable.name!r} has the partly known shape {shape}; "
-                             f"a tape differentiates variables of a fully known shape")
+        """A zero of `variable`'s shape at the tape's level (a read in a loop body captures it), watched;
+        None in a trace for a variable whose shape is partly known (its gradient is then refused)."""
         if self._graph is None:
             with context.eager():
-                point = zeros(shape.as_list(), variable.dtype)
+                point = zeros(current_shape(variable), variable.dtype)
             self._tape.watch(point)
             return point
+        if not variable.shape.is_fully_defined():
+            self._partly_known.add(variable)
+            return None
         with context.building(self._graph):
-            point = zeros(shape.as_list(), variable.dtype)
+            point = zeros(variable.shape.as_list(), variable.dtype)
         self._watched.append(point._value)
         return point
 
@@ -208,6 +213,10 @@ class GradientTape:
     def _source(self, source):
         """The tensor to differentiate for `source`: a variable's watch point (None if never read)."""
         if _is_variable(source):
+            if source in self._partly_known:
+                raise ValueError(f"GradientTape.gradient for the variable {source.name!r}: its shape {source.shape} "
+                                 f"is partly known, and a tape in a traced function differentiates variables of a "
+                                 f"fully known shape. Give the variable a full shape, or take the gradient eagerly")
             return self._points.get(source)
         return _as_tensor(source)
 
@@ -310,25 +319,29 @@ def point_values(variables) -> list:
             point = tape._point(variable)
             if point is not None:
                 total = point if total is None else total + point
-        found.append(total if total is not None else zeros(variable.shape.as_list(), variable.dtype))
+        found.append(total if total is not None else zeros(current_shape(variable), variable.dtype))
     return found
 
 
+def current_shape(variable) -> list:
+    """The shape of `variable`'s value now (its declared shape may have None)."""
+    return variable.shape.as_list() if variable.shape.is_fully_defined() else list(np.shape(variable._cell.read()))
+
+
 def _is_variable(value) -> bool:
-    from autoloop.variables import Variable
+    from autoloop.variables import Variable  # here: autoloop.variables imports this module
     return isinstance(value, Variable)
 
 
 def _plus(gradient, variable, seed):
     """`gradient` (or None) plus `seed` (None: ones), a variable target's own gradient."""
-    from autoloop.ops.creation_ops import ones
-    own = ones(variable.shape.as_list(), variable.dtype) if seed is None else convert(seed, variable.dtype)
+    own = ones(current_shape(variable), variable.dtype) if seed is None else convert(seed, variable.dtype)
     return own if gradient is None else gradient + own
 
 
 def _zeros_for(source):
     if _is_variable(source):
-        return zeros(source.shape.as_list(), source.dtype)
+        return zeros(current_shape(source), source.dtype)
     return zeros_like(_as_tensor(source))
 
 

@@ -148,3 +148,23 @@ def test_a_variable_as_the_target_is_the_variable_itself():
         y = m * m
     np.testing.assert_allclose(tape.gradient([y, m], m, output_gradients=[al.ones([2]), al.constant([3.0, 4.0])])
                                .numpy(), [5.0, 8.0])
+
+
+def test_a_variable_of_partly_known_shape():
+    v = al.Variable([1.0, 2.0], shape=al.TensorShape([None]))
+    with al.GradientTape() as tape:
+        y = al.reduce_sum(v * v)
+    assert tape.gradient(y, v).numpy().tolist() == [2.0, 4.0]  # eagerly: the value's shape now
+    cubed = al.function(lambda: al.reduce_sum(v * v * v))
+    with al.GradientTape() as tape:
+        y = cubed()
+    assert tape.gradient(y, v).numpy().tolist() == [3.0, 12.0]
+
+    @al.function
+    def traced():
+        with al.GradientTape() as tape:
+            y = al.reduce_sum(v * v)
+        return tape.gradient(y, v)
+
+    with pytest.raises(ValueError, match=r"its shape \(None,\) is partly known, and a tape in a traced function"):
+        traced()
