@@ -22,6 +22,7 @@ from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
 from autoloop.backends.jax.layouts import Layouts
 from autoloop.backends.jax.lowering import calls_host
+from autoloop.backends.jax.variables import VARIABLE_WRITES
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
@@ -36,10 +37,17 @@ class ProgramFacts:
     def __init__(self, graph):
         refuse_session_state(graph)
         self.graph = graph
-        self.cells = cells_of(graph)  # the variables it carries in and out (`autoloop.backends.jax.variables`)
+        # The variables it reads (extra inputs) and those it updates (extra outputs too), as their cells
+        # (`autoloop.backends.jax.variables`).
+        self.cells = cells_of(graph)
+        self.written_cells = [cell for cell in self.cells if cell in _written(graph)]
         self.sites = find_sites(graph)
         self.layouts = Layouts(graph)
-        self.has_effects = any(has_effects(node) or calls_host(node) for node in graph.walk())
+        # What the program does besides computing outputs, and the call must wait for (a variable's update
+        # is an output of the program, not such an effect; a loop's effects are those of its body's nodes).
+        self.has_effects = any(calls_host(node) or (has_effects(node) and node.op not in VARIABLE_OPS
+                                                    and control_flow.lookup(node.op) is None)
+                               for node in graph.walk())
         self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
         self._schedules: dict = {}
         self._lock = threading.Lock()
@@ -84,6 +92,12 @@ def refuse_session_state(graph) -> None:
                             f"state between calls, so the function", (
         "an XLA program keeps no state between calls. Pass the variable's value in as an argument and assign "
         "what the function returns to it after the call, or run on backend='numpy'"))
+
+
+def _written(graph) -> set:
+    """The cells of the variables that `graph` (or a sub-graph) updates."""
+    return {node.inputs[0].node.attrs.get("value") for node in graph.walk()
+            if node.op in VARIABLE_WRITES}
 
 
 def _graph_variable(node) -> bool:
