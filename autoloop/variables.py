@@ -119,6 +119,24 @@ class Variable:
     def value(self) -> Tensor:
         return self.read_value()
 
+    def _reads_in(self, graph) -> tuple[list, bool]:
+        """The outputs of `graph`'s own reads of this variable, and whether its sub-graphs read it too
+        (what `autoloop.gradients` with respect to a variable differentiates)."""
+        top = [n.outputs[0] for n in graph.nodes if n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])]
+        nested = any(n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])
+                     for node in graph.nodes for sub in node.subgraphs() for n in sub.walk())
+        return top, nested
+
+    def _is_handle(self, value) -> bool:
+        """Whether the graph value `value` is this variable's handle (through the captures of sub-graphs)."""
+        while value is not None:
+            if value.node.op == "Const":
+                return value.node.attrs["value"] is getattr(self, "_cell", None)
+            if value is self._handle._value:  # a TF1 graph variable's VarHandleOp
+                return True
+            value = next((outer for outer, inner in value.graph.captures.items() if inner is value), None)
+        return False
+
     def numpy(self):
         """The current value, as numpy."""
         if self._graph is not None:

@@ -168,3 +168,45 @@ def test_a_variable_of_partly_known_shape():
 
     with pytest.raises(ValueError, match=r"its shape \(None,\) is partly known, and a tape in a traced function"):
         traced()
+
+
+# -- autoloop.gradients with respect to variables --------------------------------------------------------
+@pytest.mark.parametrize("on", BACKENDS)
+def test_gradients_with_respect_to_a_variable_sums_its_reads(on):
+    w, unused = al.Variable(3.0), al.Variable(1.0)
+
+    @al.function(backend=on)
+    def f(x):
+        y = w * w * x + w  # two reads
+        return al.gradients(y, [w, x, unused]), al.gradients(y, unused, unconnected_gradients="zero")
+
+    (dw, dx, du), (zero,) = f(al.constant(2.0))
+    assert (dw.numpy(), dx.numpy(), du, zero.numpy()) == (13.0, 9.0, None, 0.0)
+
+
+def test_gradients_with_respect_to_a_variable_read_in_a_loop_body_says_to_use_a_tape():
+    w = al.Variable(3.0)
+
+    @al.function
+    def f(n):
+        total = 0.0
+        while total < n:
+            total += w
+        return al.gradients(total, w)
+
+    with pytest.raises(NotImplementedError, match=r"the variable 'Variable:0', which a while loop or cond body in "
+                                                  r"this function reads.*Use a GradientTape"):
+        f(al.constant(7.0))
+
+
+def test_gradients_with_respect_to_a_tf1_graph_variable():
+    import autoloop.compat.v1 as v1
+    with v1.Graph().as_default():
+        v = v1.get_variable("v", shape=[2], initializer=v1.ones_initializer())
+        loss = al.reduce_sum(v * v * 3.0)
+        (grad,) = al.gradients(loss, [v])
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            assert session.run(grad).tolist() == [6.0, 6.0]
+            session.run(v.assign([2.0, -1.0]))
+            assert session.run(grad).tolist() == [12.0, -6.0]
