@@ -238,3 +238,21 @@ def test_a_variable_whose_shape_a_loop_changes():
                                                      r"and \(4,\) after it"):
         al.function(grow, backend="jax")(al.constant(2))
     assert v.numpy().tolist() == [1.0, 2.0, 2.0]  # nothing ran
+
+
+@pytest.mark.parametrize("on", BACKENDS)
+def test_a_printed_variable_prints_its_value_in_program_order(on, capsys):
+    v = al.Variable(0)
+
+    @al.function(backend=on)
+    def count(n):
+        i = 0
+        while i < n:
+            v.assign_add(1)
+            print("v is", v)
+            i += 1
+        return v.read_value()
+
+    count(al.constant(2))
+    count(al.constant(1))
+    assert capsys.readouterr().out == "v is 1\nv is 2\nv is 3\n"
