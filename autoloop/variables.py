@@ -175,13 +175,14 @@ class Variable:
         given = value
         value = convert(value) if isinstance(value, Tensor) or hasattr(type(value), "_as_autoloop_tensor") else \
             convert(value, self.dtype)
-        where = format_location(user_location())
         what = {"AssignVariableOp": "assign", "AssignAddVariableOp": "add", "AssignSubVariableOp": "subtract"}[op]
         if value.dtype is not self.dtype:
+            where = format_location(user_location())  # only on failure: finding it walks the stack
             raise TypeError(f"cannot {what} a {value.dtype.name} value to a {self.dtype.name} variable "
                             f"({self._name!r}, at {where}): a variable keeps its dtype; convert the value with "
                             f"autoloop.cast(value, autoloop.{self.dtype.name})")
         if not value.shape.is_compatible_with(self.shape):
+            where = format_location(user_location())
             raise ValueError(f"cannot {what} a value of shape {value.shape} to the variable {self._name!r} of shape "
                              f"{self.shape} (at {where}): give a value of the variable's shape{_hint(given)}")
         return value
