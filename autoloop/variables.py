@@ -90,7 +90,8 @@ class Variable:
                              f"given is {self.shape}")
         self.initial_value = initial
         self._cell = VariableCell(self._name)
-        self._cell.value = initial.numpy()
+        value = initial.numpy()
+        self._cell.value = value.copy() if isinstance(value, np.ndarray) else value  # not the caller's array
         self._handle = Tensor(self._cell, name=self._name)
 
     def _attrs(self) -> dict:

@@ -33,10 +33,14 @@ def test_dtype_shape_name_and_a_callable_initial_value():
     np.testing.assert_array_equal(w[1].numpy(), [3.0, 4.0, 5.0])
 
 
-def test_numpy_gives_a_copy():
+def test_numpy_gives_a_copy_and_the_initial_array_is_copied():
     v = al.Variable([1.0, 2.0])
     v.numpy()[0] = 9.0
     assert v.numpy().tolist() == [1.0, 2.0]
+    array = np.ones(2, np.float32)
+    w = al.Variable(array)
+    array[0] = 5.0
+    assert w.numpy().tolist() == [1.0, 1.0]
 
 
 def test_scatter_updates():
