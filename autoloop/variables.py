@@ -89,6 +89,10 @@ class Variable:
             raise ValueError(f"Variable {self._name!r}: the initial value has shape {initial.shape}, the shape "
                              f"given is {self.shape}")
         self.initial_value = initial
+        self._hold(initial)
+
+    def _hold(self, initial: Tensor) -> None:
+        """Keep the value here, in a new cell holding (a copy of) `initial`: an eager variable."""
         self._cell = VariableCell(self._name)
         value = initial.numpy()
         self._cell.value = value.copy() if isinstance(value, np.ndarray) else value  # not the caller's array

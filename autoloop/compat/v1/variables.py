@@ -32,7 +32,6 @@ from autoloop.compat.v1.graph import (
 from autoloop.ir import context
 from autoloop.ops.creation_ops import fill, ones, zeros
 from autoloop.ops.dispatch import apply, convert
-from autoloop.ops.v1_ops import VariableCell
 from autoloop.shapes import as_shape
 from autoloop.tensor import Tensor
 
@@ -163,9 +162,7 @@ class Variable(variables.Variable):
         self.shape = as_shape(shape) if shape is not None else initial.shape
         self.initial_value = initial
         if self._graph is None:  # eager: the variable holds its value
-            self._cell = VariableCell(name)
-            self._handle = Tensor(self._cell, name=name)
-            self._cell.value = initial.numpy()
+            self._hold(initial)
             self.initializer = None
             return
         attrs = {"variable": self}
