@@ -107,6 +107,11 @@ def _drop_effects(graph) -> None:
 
 
 def _refuse_replaying(node) -> None:
+    if node.op == "ReadVariableOp":  # a later run could see a later update
+        raise ValueError(
+            f"differentiating this loop recomputes its iterations, but the loop body reads a variable at "
+            f"{format_location(node.location)}, whose value may have changed since: read it once before the loop "
+            f"(value = variable.read_value()) and use that value in the body")
     if node.outputs and has_effects(node) and not any(sub for sub in node.subgraphs()):
         raise ValueError(
             f"checkpointing recomputes loop iterations, but the loop body's {node.op} at "

@@ -210,3 +210,29 @@ def test_gradients_with_respect_to_a_tf1_graph_variable():
             assert session.run(grad).tolist() == [6.0, 6.0]
             session.run(v.assign([2.0, -1.0]))
             assert session.run(grad).tolist() == [12.0, -6.0]
+
+
+def test_a_scan_body_that_reads_a_variable_in_a_traced_tape_says_to_read_it_before():
+    w = al.Variable(2.0)
+    xs = al.constant([1.0, 2.0, 3.0])
+
+    @al.function
+    def read_before(xs):
+        with al.GradientTape() as tape:
+            value = w.read_value()
+            _, state, _ = al.scan(body=lambda x, s: (None, s + value * x), xs=xs, initial=al.constant(0.0))
+        return tape.gradient(state, w)
+
+    @al.function
+    def read_inside(xs):
+        with al.GradientTape() as tape:
+            _, state, _ = al.scan(body=lambda x, s: (None, s + w * x), xs=xs, initial=al.constant(0.0))
+        return tape.gradient(state, w)
+
+    assert read_before(xs).numpy() == 6.0
+    with pytest.raises(ValueError, match=r"the loop body reads a variable at .*test_tape.py:\d+, whose value may "
+                                         r"have changed since: read it once before the loop"):
+        read_inside(xs)
+    with al.GradientTape() as tape:  # eagerly the scan runs op by op: nothing is recomputed
+        _, state, _ = al.scan(body=lambda x, s: (None, s + w * x), xs=xs, initial=al.constant(0.0))
+    assert tape.gradient(state, w).numpy() == 6.0
