@@ -124,13 +124,10 @@ class Variable:
     def value(self) -> Tensor:
         return self.read_value()
 
-    def _reads_in(self, graph) -> tuple[list, bool]:
-        """The outputs of `graph`'s own reads of this variable, and whether its sub-graphs read it too
-        (what `autoloop.gradients` with respect to a variable differentiates)."""
-        top = [n.outputs[0] for n in graph.nodes if n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])]
-        nested = any(n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])
-                     for node in graph.nodes for sub in node.subgraphs() for n in sub.walk())
-        return top, nested
+    def _reads_in(self, graph) -> list:
+        """The outputs of the reads of this variable in `graph` and its sub-graphs (what `autoloop.gradients`
+        with respect to a variable differentiates)."""
+        return [n.outputs[0] for n in graph.walk() if n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])]
 
     def _is_handle(self, value) -> bool:
         """Whether the graph value `value` is this variable's handle (through the captures of sub-graphs)."""

@@ -16,14 +16,12 @@ the rule builds the backward ops in the graph being built (the current
 
 from __future__ import annotations
 
-import functools
-
 from autoloop import nest
 from autoloop.autodiff import paths
 from autoloop.autodiff.forward_op import GraphOp
 from autoloop.autodiff.residuals import Residuals
 from autoloop.autodiff.rules import Accumulator, call_rule, is_differentiable
-from autoloop.ir import context
+from autoloop.ir import context, rewrite
 from autoloop.ops.creation_ops import ones_like, zeros, zeros_like
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.tensor import Tensor
@@ -90,7 +88,7 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
     if unconnected_gradients not in ("none", "zero"):
         raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
     ys = _tensor_list(ys, "ys")
-    xs, variable_reads = _sources(graph, xs)
+    xs, variables = _sources(graph, xs)
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = list(grad_ys) if isinstance(grad_ys, list | tuple) else [grad_ys]
@@ -98,49 +96,60 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
         raise ValueError(f"gradients: grad_ys has {len(grad_ys)} entries but ys has {len(ys)}; give one per y")
     y_values = [graph_value(graph, y) for y in ys]
     seeds = [seed_for(y, grad) for y, grad in zip(ys, grad_ys)]
-    x_values = [value_in(graph, x) if k not in variable_reads else None for k, x in enumerate(xs)]
+    x_values = [value_in(graph, x) if x is not None else None for x in xs]
     blocked = {id(graph_value(graph, t).node) for t in _tensor_list(stop_gradients or [], "stop_gradients")}
     if blocked:
         node_filter = _also_blocking(node_filter, blocked)
-    known = [x for x in x_values if x is not None] + [r for reads in variable_reads.values() for r in reads]
+    known = [x for x in x_values if x is not None]
     with context.building(graph):
         found = backprop(graph, y_values, seeds, known, Residuals(), node_filter)
     by_value = dict(zip(known, found))
     results = []
     for k, (x, value) in enumerate(zip(xs, x_values)):
         grad = by_value.get(value) if value is not None else None
-        if k in variable_reads:  # a variable: the sum over its reads
-            grads = [by_value[r] for r in variable_reads[k] if by_value.get(r) is not None]
-            with context.building(graph):
-                grad = functools.reduce(lambda a, b: a + b, grads) if grads else None
         if grad is None and unconnected_gradients == "zero":
+            source = variables.get(k, x)
             with context.building(graph):
-                grad = zeros(x.shape.as_list(), x.dtype) if k in variable_reads else zeros_like(x)
+                grad = zeros(source.shape.as_list(), source.dtype) if k in variables else zeros_like(x)
         results.append(grad)
     return results
 
 
 def _sources(graph, xs) -> tuple[list, dict]:
-    """`xs` as tensors (variables as they are), and for each variable (by position) its reads in `graph`.
-
-    The gradient with respect to a variable is the sum over its reads, as in TensorFlow; reads inside a
-    loop or branch body are not reached this way (a NotImplementedError), a GradientTape sees them.
-    """
+    """`xs` as tensors; a variable among them is replaced by its watch point (`_watch_reads`), and the dict
+    maps its position to the variable."""
     flat = nest.flatten(xs) if isinstance(xs, list | tuple | dict) else [xs]
-    tensors, reads = [], {}
+    tensors, variables = [], {}
     for k, x in enumerate(flat):
         if hasattr(type(x), "_reads_in"):  # an autoloop.Variable
-            top, nested = x._reads_in(graph)
-            if nested:
-                raise NotImplementedError(
-                    f"gradients with respect to the variable {x.name!r}, which a while loop or cond body in this "
-                    f"function reads: autoloop.gradients sums the reads outside loops and branches only. Use a "
-                    f"GradientTape (it watches the variable's reads everywhere in its block)")
-            reads[k] = top
-            tensors.append(x)
+            variables[k] = x
+            tensors.append(_watch_reads(graph, x))
             continue
         tensors.extend(_tensor_list([x], "xs"))
-    return tensors, reads
+    return tensors, variables
+
+
+def _watch_reads(graph, variable):
+    """A zero of `variable`'s shape that every read of it in `graph` (its loops and branches included) now
+    adds, so that the gradient for it is the sum over the reads, as TensorFlow's; None if nothing reads it.
+
+    The graph is edited: in each sub-graph that reads the variable the read's readers read
+    ``read + point``, the point captured from the top (what a `GradientTape` does while tracing).
+    """
+    reads = variable._reads_in(graph)
+    if not reads:
+        return None
+    if not variable.shape.is_fully_defined():
+        raise ValueError(f"gradients with respect to the variable {variable.name!r}: its shape {variable.shape} is "
+                         f"partly known; give the variable a full shape")
+    with context.building(graph):
+        point = zeros(variable.shape.as_list(), variable.dtype)
+    for read in reads:
+        with context.building(read.graph):
+            watched = Tensor(value=read) + Tensor(value=read.graph.capture(point._value))
+        rewrite.replace_all_uses(read, watched._value)
+        rewrite.built_into(read.graph)
+    return point
 
 
 def _also_blocking(node_filter, blocked):

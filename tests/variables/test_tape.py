@@ -184,19 +184,27 @@ def test_gradients_with_respect_to_a_variable_sums_its_reads(on):
     assert (dw.numpy(), dx.numpy(), du, zero.numpy()) == (13.0, 9.0, None, 0.0)
 
 
-def test_gradients_with_respect_to_a_variable_read_in_a_loop_body_says_to_use_a_tape():
+@pytest.mark.parametrize("on", BACKENDS)
+def test_gradients_with_respect_to_a_variable_read_in_loops_and_branches(on):
     w = al.Variable(3.0)
+    c = al.Variable(2.0)
 
-    @al.function
+    @al.function(backend=on)
     def f(n):
-        total = 0.0
+        total = w * 1.0
         while total < n:
-            total += w
-        return al.gradients(total, w)
+            al.set_loop_options(maximum_iterations=10)  # XLA's bound for what the gradient saves
+            total += w * c
+            w.assign_add(1.0)
+        if total > 15.0:
+            total = total * c
+        return total, al.gradients(total, [w, c])
 
-    with pytest.raises(NotImplementedError, match=r"the variable 'Variable:0', which a while loop or cond body in "
-                                                  r"this function reads.*Use a GradientTape"):
-        f(al.constant(7.0))
+    total, (dw, dc) = f(al.constant(10.0))
+    # reads of w: 3 (before the loop), 3 and 4 (in the body): (3 + 3 c + 4 c) c = 34 with c = 2
+    assert total.numpy() == 34.0 and w.numpy() == 5.0
+    assert dw.numpy() == (1 + 2 * 2.0) * 2.0  # summed over the three reads
+    assert dc.numpy() == 17.0 + 2.0 * (3.0 + 4.0)
 
 
 def test_gradients_with_respect_to_a_tf1_graph_variable():
@@ -210,6 +218,13 @@ def test_gradients_with_respect_to_a_tf1_graph_variable():
             assert session.run(grad).tolist() == [6.0, 6.0]
             session.run(v.assign([2.0, -1.0]))
             assert session.run(grad).tolist() == [12.0, -6.0]
+    with v1.Graph().as_default():  # read in a while_loop body: every iteration's read counts
+        v = v1.get_variable("v", shape=[], initializer=v1.constant_initializer(3.0))
+        _, total = v1.while_loop(lambda i, t: i < 3, lambda i, t: (i + 1, t + v * v), [0, 0.0])
+        (grad,) = al.gradients(total, [v])
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            assert session.run([total, grad]) == [27.0, 18.0]
 
 
 def test_a_scan_body_that_reads_a_variable_in_a_traced_tape_says_to_read_it_before():
