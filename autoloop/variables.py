@@ -44,7 +44,7 @@ from autoloop.ir import context
 from autoloop.ops import tensor_methods
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.location import format_location, user_location
-from autoloop.ops.v1_ops import VariableCell
+from autoloop.ops.v1_ops import VariableCell, variable_of
 from autoloop.shapes import TensorShape, as_shape
 from autoloop.tensor import Tensor
 
@@ -127,17 +127,8 @@ class Variable:
     def _reads_in(self, graph) -> list:
         """The outputs of the reads of this variable in `graph` and its sub-graphs (what `autoloop.gradients`
         with respect to a variable differentiates)."""
-        return [n.outputs[0] for n in graph.walk() if n.op == "ReadVariableOp" and self._is_handle(n.inputs[0])]
-
-    def _is_handle(self, value) -> bool:
-        """Whether the graph value `value` is this variable's handle (through the captures of sub-graphs)."""
-        while value is not None:
-            if value.node.op == "Const":
-                return value.node.attrs["value"] is getattr(self, "_cell", None)
-            if value is self._handle._value:  # a TF1 graph variable's VarHandleOp
-                return True
-            value = next((outer for outer, inner in value.graph.captures.items() if inner is value), None)
-        return False
+        me = self._cell if self._graph is None else self  # how `v1_ops.variable_of` names it
+        return [n.outputs[0] for n in graph.walk() if n.op == "ReadVariableOp" and variable_of(n.inputs[0]) is me]
 
     def numpy(self):
         """The current value, as numpy."""

@@ -66,6 +66,27 @@ def cells_of(graph) -> list:
     return list(cells)
 
 
+UPDATE_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+
+def variable_of(handle):
+    """Which variable the graph value `handle` refers to, following sub-graph captures: the cell of an
+    eager variable, the `Variable` of a TF1 graph variable (its ``VarHandleOp``), or None."""
+    while handle is not None:
+        node = handle.node
+        if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
+            return node.attrs["value"]
+        if node.op == "VarHandleOp":
+            return node.attrs["variable"]
+        handle = next((outer for outer, inner in handle.graph.captures.items() if inner is handle), None)
+    return None
+
+
+def updates(graph, variable) -> bool:
+    """Whether `graph` or one of its sub-graphs updates `variable` (as `variable_of` names it)."""
+    return any(node.op in UPDATE_OPS and variable_of(node.inputs[0]) is variable for node in graph.walk())
+
+
 # -- VarHandleOp: the variable itself, fed by the Session ---------------------------------------
 def _handle_infer(variable):
     return Spec(dtypes.variant, TensorShape([]))

@@ -22,11 +22,10 @@ from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
 from autoloop.backends.jax.layouts import Layouts
 from autoloop.backends.jax.lowering import calls_host
-from autoloop.backends.jax.variables import VARIABLE_WRITES
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
-from autoloop.ops.v1_ops import cells_of
+from autoloop.ops.v1_ops import cells_of, updates
 
 _WIDE = (dtypes.int64, dtypes.float64)
 
@@ -40,7 +39,7 @@ class ProgramFacts:
         # The variables it reads (extra inputs) and those it updates (extra outputs too), as their cells
         # (`autoloop.backends.jax.variables`).
         self.cells = cells_of(graph)
-        self.written_cells = [cell for cell in self.cells if cell in _written(graph)]
+        self.written_cells = [cell for cell in self.cells if updates(graph, cell)]
         self.sites = find_sites(graph)
         self.layouts = Layouts(graph)
         # What the program does besides computing outputs, and the call must wait for (a variable's update
@@ -92,12 +91,6 @@ def refuse_session_state(graph) -> None:
                             f"state between calls, so the function", (
         "an XLA program keeps no state between calls. Pass the variable's value in as an argument and assign "
         "what the function returns to it after the call, or run on backend='numpy'"))
-
-
-def _written(graph) -> set:
-    """The cells of the variables that `graph` (or a sub-graph) updates."""
-    return {node.inputs[0].node.attrs.get("value") for node in graph.walk()
-            if node.op in VARIABLE_WRITES}
 
 
 def _graph_variable(node) -> bool:

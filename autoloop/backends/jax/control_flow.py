@@ -32,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.backends.jax.lowering import is_static, unsupported
-from autoloop.backends.jax.variables import VARIABLE_WRITES
 from autoloop.ir import control_flow
+from autoloop.ops.v1_ops import UPDATE_OPS
 
 
 def lower_while(lowering, node, args) -> list:
@@ -119,7 +119,7 @@ def run_subgraph(lowering, graph, inputs, errors):
 def refuse_variable_writes(graphs, what: str) -> None:
     """A `BackendError` for a variable update in `graphs` (a loop's condition, a scan's sub-graphs): variables
     are not carried there."""
-    node = next((n for graph in graphs for n in graph.walk() if n.op in VARIABLE_WRITES), None)
+    node = next((n for graph in graphs for n in graph.walk() if n.op in UPDATE_OPS), None)
     if node is not None:
         raise unsupported(node, f"a variable update in {what}", "the backend carries variables through loop "
                                 "bodies and branches only. Update the variable in the loop body, or run on "

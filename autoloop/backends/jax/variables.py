@@ -31,8 +31,6 @@ import numpy as np
 
 from autoloop.backends.jax.lowering import with_node
 
-VARIABLE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
-
 
 class VariableState:
     """The current value of each of `cells` while a program is lowered (JAX or numpy values)."""
