@@ -193,17 +193,24 @@ class Function:
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
         arguments = self._bind(args, kwargs)
         inputs = [leaf for leaf in nest.flatten(arguments) if is_input(leaf)]
-        if cells_of(concrete.graph):  # it reads variables: the trace whose reads the tapes can differentiate
-            watching = concrete.__dict__.get("_watching")
-            if watching is None:
-                with self._trace_lock:
-                    watching = concrete.__dict__.get("_watching")
-                    if watching is None:
-                        watching = concrete.__dict__["_watching"] = self._trace_once(
-                            arguments, concrete.input_specs, may_create_variables=False, watch_variables=True)[0]
-            points = tape.point_values(watching.watched_variables)
-            return function_calls.call(watching, inputs + points, list(arrays) + [p._numpy for p in points])
-        return function_calls.call(concrete, inputs, arrays)
+        watching = self._watching(concrete, arguments)
+        if watching is None:
+            return function_calls.call(concrete, inputs, arrays)
+        points = tape.point_values(watching.watched_variables)
+        return function_calls.call(watching, inputs + points, list(arrays) + [p._numpy for p in points])
+
+    def _watching(self, concrete, arguments):
+        """For a trace that reads variables, its twin whose reads tapes can differentiate (each read plus a
+        watch point input, `autoloop.autodiff.tape.CallPoints`), made once and kept on it; else None."""
+        watching = concrete.__dict__.get("_watching")
+        if watching is None:
+            with self._trace_lock:
+                watching = concrete.__dict__.get("_watching")
+                if watching is None:
+                    watching = self._trace_once(arguments, concrete.input_specs, may_create_variables=False,
+                                                watch_variables=True)[0] if cells_of(concrete.graph) else False
+                    concrete.__dict__["_watching"] = watching
+        return watching or None
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""
