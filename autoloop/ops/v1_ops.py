@@ -1,8 +1,10 @@
-"""The ops TF1-style graphs are made of (``autoloop.compat.v1`` builds them).
+"""The ops of variables and of TF1-style graphs (``autoloop.compat.v1`` builds them).
 
 Variables live outside the graph, in a `VariableCell` (one per variable and
-Session). A graph refers to a variable through a ``VarHandleOp`` node, which
-the Session feeds with its cell when it runs; ``ReadVariableOp``,
+Session; one per eager variable, `autoloop.Variable`). A TF1 graph refers to
+a variable through a ``VarHandleOp`` node, which the Session feeds with its
+cell when it runs; a traced function holds an eager variable's cell as a
+constant (`variable_of` says which variable a handle is). ``ReadVariableOp``,
 ``AssignVariableOp``, ``AssignAddVariableOp`` and ``AssignSubVariableOp``
 take the cell as their first input. The reads and updates are effects, so
 inside a loop or branch they keep program order. A cell never changes an
