@@ -30,6 +30,9 @@ from autoloop import config
 # autodiff: custom gradients, Jacobians, forward mode, Hessians
 from autoloop.autodiff import UnconnectedGradients, custom_gradient, hessians, recompute_grad
 from autoloop import autodiff
+# TF2 state: variables and modules
+from autoloop.variables import Variable
+from autoloop.module import Module
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

@@ -37,6 +37,9 @@ class ConcreteFunction:
         self._jax_arrays = jax_arrays
         self._run_flat = None
         self.parameters = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
+        # Variables whose reads are graph inputs after the arguments' (a trace for eager GradientTapes,
+        # `autoloop.autodiff.tape.CallPoints`)
+        self.watched_variables: list = []
 
     @property
     def inputs(self):

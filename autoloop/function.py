@@ -24,6 +24,7 @@ new Function together trace it once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -34,7 +35,7 @@ import numpy as np
 from autoloop import config, dtypes, nest, signatures
 from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
                                 name_of, signature_key, signature_of)
-from autoloop.autodiff import function_calls
+from autoloop.autodiff import function_calls, tape
 from autoloop.autograph.features import check_features
 from autoloop.backends import check_backend
 from autoloop.concrete_function import AppendedList, ConcreteFunction
@@ -43,6 +44,7 @@ from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
 from autoloop.ops.dispatch import graph_value, verify
+from autoloop.ops.v1_ops import cells_of
 from autoloop.runtime import trace as staging_trace
 from autoloop.tensor import Tensor
 
@@ -201,8 +203,26 @@ class Function:
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        inputs = [leaf for leaf in nest.flatten(self._bind(args, kwargs)) if is_input(leaf)]
-        return function_calls.call(concrete, inputs, arrays)
+        arguments = self._bind(args, kwargs)
+        inputs = [leaf for leaf in nest.flatten(arguments) if is_input(leaf)]
+        watching = self._watching(concrete, arguments)
+        if watching is None:
+            return function_calls.call(concrete, inputs, arrays)
+        points = tape.point_values(watching.watched_variables)
+        return function_calls.call(watching, inputs + points, list(arrays) + [p._numpy for p in points])
+
+    def _watching(self, concrete, arguments):
+        """For a trace that reads variables, its twin whose reads tapes can differentiate (each read plus a
+        watch point input, `autoloop.autodiff.tape.CallPoints`), made once and kept on it; else None."""
+        watching = concrete.__dict__.get("_watching")
+        if watching is None:
+            with self._trace_lock:
+                watching = concrete.__dict__.get("_watching")
+                if watching is None:
+                    watching = self._trace_once(arguments, concrete.input_specs, may_create_variables=False,
+                                                watch_variables=True)[0] if cells_of(concrete.graph) else False
+                    concrete.__dict__["_watching"] = watching
+        return watching or None
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""
@@ -279,9 +299,22 @@ class Function:
         return [list(bound.args), dict(bound.kwargs)]
 
     def _trace(self, arguments, specs) -> ConcreteFunction:
+        # TensorFlow's rule for variables made while tracing: only in the first trace, and a first trace
+        # that made some is traced again, without making more (`autoloop.variables.creation_rule`).
+        first = self._tracing_count == 0
+        concrete, created = self._trace_once(arguments, specs, may_create_variables=first)
+        if created:
+            concrete, _ = self._trace_once(arguments, specs, may_create_variables=False)
+        return concrete
+
+    def _trace_once(self, arguments, specs, may_create_variables, watch_variables=False):
+        """A trace and how many variables it made; `watch_variables`: each trainable variable read gets a
+        watch point input after the arguments' (`autoloop.autodiff.tape.CallPoints`), for eager tapes."""
         graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
-        with context.building(graph), staging_trace.tracing(graph) as trace:
+        points = tape.CallPoints(graph)
+        with context.building(graph), staging_trace.tracing(graph, may_create_variables) as trace, \
+                (points.active() if watch_variables else contextlib.nullcontext()):
             def placeholder(leaf):
                 if not is_input(leaf):
                     return leaf
@@ -310,7 +343,8 @@ class Function:
         concrete = ConcreteFunction(graph, result, output_leaves, specs, trace.decisions, backend=self.backend,
                                     jax_arrays=self.jax_arrays)
         concrete.parameters = signatures.parameters(self._signature, args, kwargs)
-        return concrete
+        concrete.watched_variables = points.variables
+        return concrete, trace.created_variables
 
     def __repr__(self):
         return f"<autoloop.Function {getattr(self.python_function, '__qualname__', self.python_function)}>"

@@ -22,8 +22,8 @@ from autoloop.autodiff.forward_op import GraphOp
 from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
 from autoloop.autodiff.residuals import Residuals
 from autoloop.autodiff.rules import Accumulator, call_rule, is_differentiable
-from autoloop.ir import context
-from autoloop.ops.creation_ops import ones_like, zeros_like
+from autoloop.ir import context, rewrite
+from autoloop.ops.creation_ops import ones_like, zeros, zeros_like
 from autoloop.ops.dispatch import convert, graph_value
 from autoloop.tensor import Tensor
 
@@ -88,7 +88,7 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
     """`gradients` in `graph` (the one being traced); `node_filter` limits the paths."""
     unconnected = unconnected_option(unconnected_gradients)
     ys = tensor_list(ys, "ys")
-    xs = tensor_list(xs, "xs")
+    xs, variables = _sources(graph, xs)
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     grad_ys = list(grad_ys) if isinstance(grad_ys, list | tuple) else [grad_ys]
@@ -96,7 +96,7 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
         raise ValueError(f"gradients: grad_ys has {len(grad_ys)} entries but ys has {len(ys)}; give one per y")
     y_values = [graph_value(graph, y) for y in ys]
     seeds = [seed_for(y, grad) for y, grad in zip(ys, grad_ys)]
-    x_values = [value_in(graph, x) for x in xs]
+    x_values = [value_in(graph, x) if x is not None else None for x in xs]
     blocked = {id(graph_value(graph, t).node) for t in tensor_list(stop_gradients or [], "stop_gradients")}
     if blocked:
         node_filter = _also_blocking(node_filter, blocked)
@@ -107,12 +107,51 @@ def graph_gradients(graph, ys, xs, grad_ys=None, stop_gradients=None, unconnecte
         found = backprop(graph, y_values, seeds, known, Residuals(), node_filter)
     by_value = dict(zip(known, found))
     results = []
-    for x, value in zip(xs, x_values):
+    for k, (x, value) in enumerate(zip(xs, x_values)):
         grad = by_value.get(value) if value is not None else None
         if grad is None and unconnected is UnconnectedGradients.ZERO:
-            grad = zeros_like(x)
+            source = variables.get(k, x)
+            with context.building(graph):
+                grad = zeros(source.shape.as_list(), source.dtype) if k in variables else zeros_like(x)
         results.append(grad)
     return results
+
+
+def _sources(graph, xs) -> tuple[list, dict]:
+    """`xs` as tensors; a variable among them is replaced by its watch point (`_watch_reads`), and the dict
+    maps its position to the variable."""
+    flat = nest.flatten(xs) if isinstance(xs, list | tuple | dict) else [xs]
+    tensors, variables = [], {}
+    for k, x in enumerate(flat):
+        if hasattr(type(x), "_reads_in"):  # an autoloop.Variable
+            variables[k] = x
+            tensors.append(_watch_reads(graph, x))
+            continue
+        tensors.extend(tensor_list([x], "xs"))
+    return tensors, variables
+
+
+def _watch_reads(graph, variable):
+    """A zero of `variable`'s shape that every read of it in `graph` (its loops and branches included) now
+    adds, so that the gradient for it is the sum over the reads, as TensorFlow's; None if nothing reads it.
+
+    The graph is edited: in each sub-graph that reads the variable the read's readers read
+    ``read + point``, the point captured from the top (what a `GradientTape` does while tracing).
+    """
+    reads = variable._reads_in(graph)
+    if not reads:
+        return None
+    if not variable.shape.is_fully_defined():
+        raise ValueError(f"gradients with respect to the variable {variable.name!r}: its shape {variable.shape} is "
+                         f"partly known; give the variable a full shape")
+    with context.building(graph):
+        point = zeros(variable.shape.as_list(), variable.dtype)
+    for read in reads:
+        with context.building(read.graph):
+            watched = Tensor(value=read) + Tensor(value=read.graph.capture(point._value))
+        rewrite.replace_all_uses(read, watched._value)
+        rewrite.built_into(read.graph)
+    return point
 
 
 def _also_blocking(node_filter, blocked):

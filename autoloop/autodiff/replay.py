@@ -10,7 +10,8 @@ as in the forward pass.
 A replay must not repeat what the forward pass did to the world: prints and
 assertions (effects without outputs) are left out, nested sub-graphs
 included. An op with effects *and* outputs (a random draw) would give
-different values on a second run, so it is an error.
+different values on a second run, so it is an error; so is a variable read,
+unless the function never updates that variable.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from autoloop.ir import context, control_flow, rewrite
 from autoloop.ir.effects import chain_effects, has_effects
 from autoloop.ops.dispatch import graph_value, infer_node
 from autoloop.ops.location import format_location
+from autoloop.ops.v1_ops import updates, variable_of
 from autoloop.tensor import Tensor
 
 
@@ -107,6 +109,16 @@ def _drop_effects(graph) -> None:
 
 
 def _refuse_replaying(node) -> None:
+    if node.op == "ReadVariableOp":
+        root = node.graph
+        while root.parent is not None:
+            root = root.parent
+        if not updates(root, variable_of(node.inputs[0])):
+            return  # the function never updates the variable: a second read gives the same value
+        raise ValueError(
+            f"differentiating this loop recomputes its iterations, but the loop body reads a variable at "
+            f"{format_location(node.location)} that the function also updates, so a second read may see another "
+            f"value: read it once before the loop (value = variable.read_value()) and use that value in the body")
     if node.outputs and has_effects(node) and not any(sub for sub in node.subgraphs()):
         raise ValueError(
             f"checkpointing recomputes loop iterations, but the loop body's {node.op} at "

@@ -19,13 +19,31 @@ to the tape, and so is a tensor that was not watched.
 entry of the target in turn, in one loop (`autoloop.autodiff.jacobian`).
 
 A tape gives one `gradient` (or Jacobian) unless it is ``persistent=True``.
-``watch_accessed_variables`` is accepted for TensorFlow compatibility
-(autoloop has no trainable variables to watch).
+
+Variables (`autoloop.Variable`): a recording tape watches each trainable
+float variable the block reads (``watch_accessed_variables=True``, the
+default; ``tape.watch(v)`` otherwise), and ``tape.gradient(loss, v)`` is
+the sum of the gradients of every read, in loops and branches too. The
+tape gives each watched variable a *watch point*, a zero of its shape made
+at the tape's level, and each read in the block becomes ``read + point``:
+the gradient for the variable is the gradient for its point, which the
+ordinary machinery sums over reads, iterations and branches.
+
+    with autoloop.GradientTape() as tape:
+        loss = w * w + 3 * w
+    tape.gradient(loss, w)       # 2 * w + 3
+
+A traced function that the block calls eagerly has no reads on the tape:
+it is traced once more with its watch points as extra inputs
+(`CallPoints`), and the recorded call differentiates them like arguments.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
+
+import numpy as np
 
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
@@ -34,7 +52,7 @@ from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
 from autoloop.autodiff.jacobian import batch_jacobian as batch_jacobian_rows, jacobian as jacobian_rows
 from autoloop.ir import context
 from autoloop.ops import recording
-from autoloop.ops.creation_ops import zeros_like
+from autoloop.ops.creation_ops import ones, zeros, zeros_like
 from autoloop.ops.dispatch import convert
 from autoloop.tensor import Tensor
 
@@ -52,6 +70,9 @@ class GradientTape:
         self._open = None  # traced: ids of the nodes that existed when recording (re)started
         self._recording = False
         self._used = False
+        self._points: dict = {}  # variable -> its watch point (see the module docstring), in order of reads
+        self._watched_variables: set = set()  # variables given to watch()
+        self._partly_known: set = set()  # traced: variables read whose shape is partly known
 
     # -- recording ------------------------------------------------------------------
     def __enter__(self):
@@ -66,6 +87,7 @@ class GradientTape:
 
     def _start(self):
         self._recording = True
+        _recording_tapes().append(self)
         if self._graph is None:
             recording.start(self._tape)
         else:
@@ -75,6 +97,7 @@ class GradientTape:
         if not self._recording:
             return
         self._recording = False
+        _recording_tapes().remove(self)
         if self._graph is None:
             recording.stop(self._tape)
         else:
@@ -96,6 +119,7 @@ class GradientTape:
         """Forget everything recorded so far (keep recording if inside the block)."""
         old, self._tape = self._tape, eager_tape.Tape()
         self._watched, self._created, self._used = [], set(), False
+        self._points, self._partly_known = {}, set()
         if self._recording and self._graph is None:
             stack = recording.active()
             stack[stack.index(old)] = self._tape
@@ -105,6 +129,9 @@ class GradientTape:
     def watch(self, tensor):
         """Make the tape track `tensor` (or every tensor in a nested structure)."""
         for leaf in nest.flatten(tensor):
+            if _is_variable(leaf):
+                self._watched_variables.add(leaf)
+                continue
             leaf = _as_tensor(leaf)
             if self._graph is None:
                 if leaf.is_symbolic:
@@ -116,7 +143,40 @@ class GradientTape:
                     self._watched.append(value)
 
     def watched_variables(self):
-        return ()
+        """The variables this tape watches that the block read, in the order of their first reads."""
+        return tuple(self._points)
+
+    def _read(self, variable, value):
+        """`value`, a read of `variable` while this tape records: ``value + point`` if it is watched."""
+        point = self._point(variable)
+        return value if point is None else value + point
+
+    def _point(self, variable):
+        """`variable`'s watch point (made now if needed), or None if this tape does not watch it."""
+        if not (self.watch_accessed_variables or variable in self._watched_variables):
+            return None
+        point = self._points.get(variable)
+        if point is None:
+            point = self._watch_point(variable)
+            if point is not None:
+                self._points[variable] = point
+        return point
+
+    def _watch_point(self, variable):
+        """A zero of `variable`'s shape at the tape's level (a read in a loop body captures it), watched;
+        None in a trace for a variable whose shape is partly known (its gradient is then refused)."""
+        if self._graph is None:
+            with context.eager():
+                point = zeros(current_shape(variable), variable.dtype)
+            self._tape.watch(point)
+            return point
+        if not variable.shape.is_fully_defined():
+            self._partly_known.add(variable)
+            return None
+        with context.building(self._graph):
+            point = zeros(variable.shape.as_list(), variable.dtype)
+        self._watched.append(point._value)
+        return point
 
     # -- differentiating ----------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
@@ -131,16 +191,26 @@ class GradientTape:
                                "once, or create the tape with GradientTape(persistent=True)")
         unconnected = unconnected_option(unconnected_gradients)
         self._used = True
-        targets = [_as_tensor(t) for t in nest.flatten(target)]
-        flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
-        seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
-        if len(seeds) != len(targets):
-            raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(targets)}")
+        given_targets = nest.flatten(target)
+        given_sources = nest.flatten(sources)
+        flat_sources = [self._source(s) for s in given_sources]
+        seeds = nest.flatten(output_gradients) if output_gradients is not None else [None] * len(given_targets)
+        if len(seeds) != len(given_targets):
+            raise ValueError(f"output_gradients has {len(seeds)} entries but target has {len(given_targets)}")
+        # A variable as a target is the variable itself, as in TensorFlow: its gradient is the seed for that
+        # same variable among the sources, and nothing for anything else.
+        direct = [(t, s) for t, s in zip(given_targets, seeds) if _is_variable(t)]
+        kept = [(t, s) for t, s in zip(given_targets, seeds) if not _is_variable(t)]
+        targets, seeds = [_as_tensor(t) for t, _ in kept], [s for _, s in kept]
         with self._differentiating():
             found = self._vjp(targets, flat_sources, context.current_graph())(seeds)
+        found = [None if s is None else g for g, s in zip(found, flat_sources)]
+        for variable, seed in direct:
+            found = [_plus(g, variable, seed) if given is variable else g for g, given in zip(found, given_sources)]
         if unconnected is UnconnectedGradients.ZERO:
-            found = [zeros_like(s) if g is None else g for g, s in zip(found, flat_sources)]
+            found = [_zeros_for(given) if g is None else g for g, given in zip(found, given_sources)]
         return nest.pack_sequence_as(sources, found)
+
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
                  experimental_use_pfor=True):
@@ -205,7 +275,18 @@ class GradientTape:
             return lambda seeds: self._eager_gradient(targets, seeds, sources)
         return lambda seeds: self._traced_gradient(targets, seeds, sources, graph)
 
+    def _source(self, source):
+        """The tensor to differentiate for `source`: a variable's watch point (None if never read)."""
+        if _is_variable(source):
+            if source in self._partly_known:
+                raise ValueError(f"GradientTape.gradient for the variable {source.name!r}: its shape {source.shape} "
+                                 f"is partly known, and a tape in a traced function differentiates variables of a "
+                                 f"fully known shape. Give the variable a full shape, or take the gradient eagerly")
+            return self._points.get(source)
+        return _as_tensor(source)
+
     def _eager_gradient(self, targets, seeds, sources):
+        sources = [s if s is not None else zeros([]) for s in sources]  # never tracked: no gradient
         for tensor in targets + sources:
             if tensor.is_symbolic:
                 raise ValueError(f"{tensor.name} is a symbolic tensor, but this tape recorded eagerly")
@@ -226,12 +307,106 @@ class GradientTape:
         watched = [value_in(graph, Tensor(value=w)) for w in self._watched]
         # The tape tracks what it watched and what recorded ops computed from that.
         tracked = paths.reachable(graph.nodes, [w for w in watched if w is not None], {}, accept)
-        values = [value_in(graph, s) for s in sources]
+        values = [value_in(graph, s) if s is not None else None for s in sources]
         wanted = [s if v is not None and v in tracked else None for s, v in zip(sources, values)]
         known = [s for s in wanted if s is not None]
         found = graph_gradients(graph, targets, known, seeds, node_filter=accept) if known else []
         by_id = dict(zip(map(id, known), found))
         return [by_id.get(id(s)) if w is not None else None for s, w in zip(sources, wanted)]
+
+
+class _Recording(threading.local):
+    tapes: list | None = None
+
+
+_recording = _Recording()
+
+
+def _recording_tapes() -> list:
+    """This thread's GradientTapes inside their ``with`` blocks (not in ``stop_recording()``), outermost first."""
+    if _recording.tapes is None:
+        _recording.tapes = []
+    return _recording.tapes
+
+
+def variable_read(variable, value):
+    """`value`, a read of the trainable `variable`, as the recording tapes see it (see the module docstring)."""
+    tapes = _recording.tapes
+    if not tapes:
+        return value
+    graph = context.current_graph()
+    for tape in list(tapes):
+        if tape._graph is None if graph is None else (tape._graph is not None and tape._graph.is_ancestor_of(graph)):
+            value = tape._read(variable, value)
+    return value
+
+
+class CallPoints:
+    """While a function is traced for a call that eager tapes record: each trainable variable it reads gets a
+    watch point that is an input of the traced graph (`variables`, in order), so the recorded call
+    differentiates its variables like its arguments (`point_values` gives the eager tapes' points)."""
+
+    watch_accessed_variables = True
+    _watched_variables = ()
+
+    def __init__(self, graph):
+        self._graph = graph
+        self._points: dict = {}
+        self.variables: list = []
+
+    def _read(self, variable, value):
+        point = self._points.get(variable)
+        if point is None:
+            shape = variable.shape
+            point = Tensor(value=self._graph.add_input(variable.dtype, shape, name=f"{variable._name}/point"))
+            self._points[variable] = point
+            self.variables.append(variable)
+        return value + point
+
+    @contextlib.contextmanager
+    def active(self):
+        _recording_tapes().append(self)
+        try:
+            yield self
+        finally:
+            _recording_tapes().remove(self)
+
+
+def point_values(variables) -> list:
+    """For a call of a function traced with `CallPoints`: per variable, the sum of the watch points of the
+    eager tapes recording now that watch it (each tape records the sum), or zeros."""
+    tapes = [t for t in _recording.tapes or () if t._graph is None]
+    found = []
+    for variable in variables:
+        total = None
+        for tape in tapes:
+            point = tape._point(variable)
+            if point is not None:
+                total = point if total is None else total + point
+        found.append(total if total is not None else zeros(current_shape(variable), variable.dtype))
+    return found
+
+
+def current_shape(variable) -> list:
+    """The shape of `variable`'s value now (its declared shape may have None)."""
+    return variable.shape.as_list() if variable.shape.is_fully_defined() else list(np.shape(variable._cell.read()))
+
+
+def _is_variable(value) -> bool:
+    from autoloop.variables import Variable  # here: autoloop.variables imports this module
+    return isinstance(value, Variable)
+
+
+def _plus(gradient, variable, seed):
+    """`gradient` (or None) plus `seed` (None: ones), a variable target's own gradient."""
+    own = ones(current_shape(variable), variable.dtype) if seed is None else convert(seed, variable.dtype)
+    return own if gradient is None else gradient + own
+
+
+def _zeros_for(source):
+    if _is_variable(source):
+        return zeros(current_shape(source), source.dtype)
+    return zeros_like(_as_tensor(source))
 
 
 def _as_tensor(value):

@@ -237,6 +237,11 @@ def _insert_parameter(sub: Graph, position: int, dtype, shape: TensorShape, name
     return placeholder
 
 
+def built_into(graph: Graph) -> None:
+    """Call after adding nodes to the sub-graph `graph` of a built control-flow node (see `_sync_enclosing`)."""
+    _sync_enclosing(graph)
+
+
 def _sync_enclosing(graph: Graph) -> None:
     """After `graph` was built into, update the control-flow nodes holding it and the graphs around.
 

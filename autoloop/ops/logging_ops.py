@@ -29,6 +29,8 @@ from autoloop.tensor import Tensor
 
 def _template(value, tensors: list, top_level: bool = True) -> list:
     """The pieces printing `value`; tensors found are appended to `tensors`."""
+    if hasattr(type(value), "_as_autoloop_tensor"):  # a variable prints its value, read here
+        value = convert(value)
     if isinstance(value, Tensor):
         tensors.append(value)
         return [("input", len(tensors) - 1)]

@@ -35,12 +35,19 @@ def binary_inputs(x, y):
             return x, convert(y, x.dtype if _is_python(y) else None)
     elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
+    elif _reads(x) or _reads(y):  # a variable: its value, which Python numbers then follow
+        return binary_inputs(convert(x) if _reads(x) else x, convert(y) if _reads(y) else y)
     else:  # the first operand fixes the dtype of a Python second one, as in TensorFlow
         x = convert(x)
         y = convert(y, x.dtype if _is_python(y) else None)
     if (x._weak or y._weak) and x.dtype is not y.dtype:
         return _promote_weak(x, y)
     return x, y
+
+
+def _reads(value) -> bool:
+    """Whether `value` is an object that converts by reading a value (a variable)."""
+    return hasattr(type(value), "_as_autoloop_tensor")
 
 
 def _promote_weak(x, y):

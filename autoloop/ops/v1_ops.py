@@ -1,8 +1,10 @@
-"""The ops TF1-style graphs are made of (``autoloop.compat.v1`` builds them).
+"""The ops of variables and of TF1-style graphs (``autoloop.compat.v1`` builds them).
 
 Variables live outside the graph, in a `VariableCell` (one per variable and
-Session). A graph refers to a variable through a ``VarHandleOp`` node, which
-the Session feeds with its cell when it runs; ``ReadVariableOp``,
+Session; one per eager variable, `autoloop.Variable`). A TF1 graph refers to
+a variable through a ``VarHandleOp`` node, which the Session feeds with its
+cell when it runs; a traced function holds an eager variable's cell as a
+constant (`variable_of` says which variable a handle is). ``ReadVariableOp``,
 ``AssignVariableOp``, ``AssignAddVariableOp`` and ``AssignSubVariableOp``
 take the cell as their first input. The reads and updates are effects, so
 inside a loop or branch they keep program order. A cell never changes an
@@ -55,6 +57,39 @@ class VariableCell:
         return f"<VariableCell {self.name}: {state}>"
 
 
+def cells_of(graph) -> list:
+    """The cells of the eager variables `graph` (and its sub-graphs) uses, in order of first use.
+
+    A traced function captures an eager variable as a constant holding its cell.
+    """
+    cells = {}
+    for node in graph.walk():
+        if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
+            cells.setdefault(node.attrs["value"], None)
+    return list(cells)
+
+
+UPDATE_OPS = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+
+def variable_of(handle):
+    """Which variable the graph value `handle` refers to, following sub-graph captures: the cell of an
+    eager variable, the `Variable` of a TF1 graph variable (its ``VarHandleOp``), or None."""
+    while handle is not None:
+        node = handle.node
+        if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
+            return node.attrs["value"]
+        if node.op == "VarHandleOp":
+            return node.attrs["variable"]
+        handle = next((outer for outer, inner in handle.graph.captures.items() if inner is handle), None)
+    return None
+
+
+def updates(graph, variable) -> bool:
+    """Whether `graph` or one of its sub-graphs updates `variable` (as `variable_of` names it)."""
+    return any(node.op in UPDATE_OPS and variable_of(node.inputs[0]) is variable for node in graph.walk())
+
+
 # -- VarHandleOp: the variable itself, fed by the Session ---------------------------------------
 def _handle_infer(variable):
     return Spec(dtypes.variant, TensorShape([]))
@@ -79,7 +114,8 @@ def _read_kernel(cell, dtype, shape):
 
 
 register(OpDef("ReadVariableOp", kernel=_read_kernel, infer=_read_infer, stateful=True,
-               gradient=NOT_DIFFERENTIABLE))  # no gradients with respect to TF1 variables
+               gradient=NOT_DIFFERENTIABLE,  # a GradientTape differentiates reads its own way (autodiff.tape)
+               kernels={"jax": "autoloop.backends.jax.variables:read"}))
 
 
 def _assign_infer(handle, value, dtype, shape):
@@ -112,9 +148,11 @@ def _updating(update):
     return kernel
 
 
-for _name, _kernel in (("AssignVariableOp", _assign_kernel), ("AssignAddVariableOp", _updating(np.add)),
-                      ("AssignSubVariableOp", _updating(np.subtract))):
-    register(OpDef(_name, kernel=_kernel, infer=_assign_infer, stateful=True, gradient=NOT_DIFFERENTIABLE))
+for _name, _kernel, _jax in (("AssignVariableOp", _assign_kernel, "assign"),
+                            ("AssignAddVariableOp", _updating(np.add), "assign_add"),
+                            ("AssignSubVariableOp", _updating(np.subtract), "assign_sub")):
+    register(OpDef(_name, kernel=_kernel, infer=_assign_infer, stateful=True, gradient=NOT_DIFFERENTIABLE,
+                   kernels={"jax": f"autoloop.backends.jax.variables:{_jax}"}))
 
 
 # -- PrintV1 ----------------------------------------------------------------------------------

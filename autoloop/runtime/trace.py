@@ -50,9 +50,12 @@ class Decision:
 class Trace:
     """What one trace learns: statement layouts and explain decisions."""
 
-    def __init__(self, graph=None):
+    def __init__(self, graph=None, may_create_variables=True):
         self.graph = graph
         self.layouts: dict = {}  # statement key -> Layout that fitted
+        # TensorFlow's rule for `autoloop.Variable`s made while tracing (`autoloop.variables.creation_rule`)
+        self.may_create_variables = may_create_variables
+        self.created_variables = 0
         self._decisions: dict = {}  # Decision -> None (ordered, without repeats)
 
     def record(self, location, statement: str, staged: bool, reason: str) -> None:
@@ -75,9 +78,9 @@ _active = _Active()
 
 
 @contextlib.contextmanager
-def tracing(graph):
+def tracing(graph, may_create_variables=True):
     """A new `Trace` owning everything learned while `graph` (and its sub-graphs) is built."""
-    trace = Trace(graph)
+    trace = Trace(graph, may_create_variables)
     _active.traces.append(trace)
     try:
         yield trace

@@ -60,7 +60,6 @@ def test_namespaces_hold_the_same_functions_as_the_top_level():
 
 
 @pytest.mark.parametrize("name, why, instead", [
-    ("Variable", "no Variable outside TF1-style graphs", "pass the value in and return the new one"),
     ("data", "no data module", "pass numpy arrays or tensors to your function"),
     ("distribute", "no distribute module", "call your function from several processes"),
     ("strings", "no strings module", "keep strings as Python values"),

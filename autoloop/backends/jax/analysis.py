@@ -6,6 +6,7 @@
 - the buffer layout of every list (TensorArray flows, gradient stacks and
   gradient lists: `autoloop.backends.jax.layouts`);
 - whether the program has effects (prints, host calls) and 64-bit values;
+- the variables it reads or writes (carried as extra inputs and outputs);
 - that it holds nothing only a Session runs (`refuse_session_state`).
 
 The facts belong to one `JaxProgram` and live as long as it does.
@@ -24,6 +25,7 @@ from autoloop.backends.jax.lowering import calls_host
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
+from autoloop.ops.v1_ops import cells_of, updates
 
 _WIDE = (dtypes.int64, dtypes.float64)
 
@@ -34,9 +36,17 @@ class ProgramFacts:
     def __init__(self, graph):
         refuse_session_state(graph)
         self.graph = graph
+        # The variables it reads (extra inputs) and those it updates (extra outputs too), as their cells
+        # (`autoloop.backends.jax.variables`).
+        self.cells = cells_of(graph)
+        self.written_cells = [cell for cell in self.cells if updates(graph, cell)]
         self.sites = find_sites(graph)
         self.layouts = Layouts(graph)
-        self.has_effects = any(has_effects(node) or calls_host(node) for node in graph.walk())
+        # What the program does besides computing outputs, and the call must wait for (a variable's update
+        # is an output of the program, not such an effect; a loop's effects are those of its body's nodes).
+        self.has_effects = any(calls_host(node) or (has_effects(node) and node.op not in VARIABLE_OPS
+                                                    and control_flow.lookup(node.op) is None)
+                               for node in graph.walk())
         self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
         self._schedules: dict = {}
         self._lock = threading.Lock()
@@ -63,14 +73,14 @@ class ProgramFacts:
         return value
 
 
-# The ops of TF1 variables (autoloop.compat.v1): state that lives between calls, which a Session keeps.
+# The ops of variables; a TF1 graph variable's value lives in a Session, which a compiled program cannot reach.
 VARIABLE_OPS = {"VarHandleOp": "uses", "ReadVariableOp": "reads", "AssignVariableOp": "assigns",
                 "AssignAddVariableOp": "adds to", "AssignSubVariableOp": "subtracts from"}
 
 
 def refuse_session_state(graph) -> None:
     """A `BackendError` for the first TF1 variable `graph` uses: XLA programs keep no state between calls."""
-    node = next((n for n in graph.walk() if n.op in VARIABLE_OPS), None)
+    node = next((n for n in graph.walk() if n.op in VARIABLE_OPS and _graph_variable(n)), None)
     if node is None:
         return
     from autoloop.backends.jax.lowering import unsupported
@@ -81,6 +91,11 @@ def refuse_session_state(graph) -> None:
                             f"state between calls, so the function", (
         "an XLA program keeps no state between calls. Pass the variable's value in as an argument and assign "
         "what the function returns to it after the call, or run on backend='numpy'"))
+
+
+def _graph_variable(node) -> bool:
+    """Whether `node` uses a TF1 graph variable (a ``VarHandleOp``), not an eager variable's cell."""
+    return node.op == "VarHandleOp" or node.inputs[0].node.op == "VarHandleOp"
 
 
 def find_sites(graph) -> Sites:

@@ -8,6 +8,10 @@ folded into the condition::
     while (counter < maximum_iterations) and cond(*loop_vars) and nothing_failed:
         loop_vars = body(*loop_vars); counter += 1
 
+Variables (`autoloop.Variable`) are state of every loop and outputs of
+every branch (`autoloop.backends.jax.variables`): their current values
+travel in the carry and in the branches' results.
+
 ``Cond``: a predicate known while compiling picks its branch now (its
 values stay static); otherwise ``lax.cond`` with both branches, which must
 give each output one shape. A branch's output with no elements stands in
@@ -29,6 +33,7 @@ import numpy as np
 
 from autoloop.backends.jax.lowering import is_static, unsupported
 from autoloop.ir import control_flow
+from autoloop.ops.v1_ops import UPDATE_OPS
 
 
 def lower_while(lowering, node, args) -> list:
@@ -43,6 +48,8 @@ def lower_while(lowering, node, args) -> list:
     params = body_graph.inputs[:count]
     carry_value = lowering.facts.carry_value
 
+    refuse_variable_writes([cond_graph], "a while loop's condition")
+
     def test(values, errors):
         (result,), errors = run_subgraph(lowering, cond_graph, list(values) + list(groups.cond_captures), errors)
         return jnp.asarray(result), errors
@@ -56,32 +63,48 @@ def lower_while(lowering, node, args) -> list:
     first, errors = test(initial, lowering.errors) if rotated else (None, lowering.errors)
 
     def cond_fn(carry):
-        values, errors, iterations, result = carry
+        values, errors, iterations, result, variables = carry
         if result is None:
-            result, _ = test(values, errors)  # no checks in cond: nothing to report
+            with lowering.variables_set(variables):
+                result, _ = test(values, errors)  # no checks in cond: nothing to report
         if iterations is not None:
             result = result & (iterations < limit)
         return result & errors.ok if errors is not None else result
 
     def body_fn(carry):
-        values, errors, iterations, _ = carry
-        results, errors = run_subgraph(lowering, body_graph, list(values) + list(groups.body_captures), errors)
-        values = tuple(carry_value(r, p) for r, p in zip(results, params))
-        iterations = None if iterations is None else iterations + 1
-        result = None
-        if rotated:
-            if iterations is None:
-                result, errors = test(values, errors)
-            else:  # the numpy executor stops at the limit before testing: so does this
-                result, errors = jax.lax.cond(iterations < limit, test, lambda v, e: (jnp.asarray(False), e),
-                                              values, errors)
-        return values, errors, iterations, result
+        values, errors, iterations, _, variables = carry
+        with lowering.variables_set(variables) as state:  # the variables are loop state too
+            results, errors = run_subgraph(lowering, body_graph, list(values) + list(groups.body_captures), errors)
+            values = tuple(carry_value(r, p) for r, p in zip(results, params))
+            iterations = None if iterations is None else iterations + 1
+            result = None
+            if rotated:
+                if iterations is None:
+                    result, errors = test(values, errors)
+                else:  # the numpy executor stops at the limit before testing: so does this
+                    result, errors = jax.lax.cond(iterations < limit, test, lambda v, e: (jnp.asarray(False), e),
+                                                  values, errors)
+            variables = state.values()
+        return values, errors, iterations, result, variables
 
-    carry = (initial, errors, counter, first)
+    carry = (initial, errors, counter, first, lowering.variables.values())
     body_jit = jax.jit(body_fn)
-    check_shapes_kept(node, carry[0], jax.eval_shape(body_jit, carry)[0], "while loop's variable")
-    values, lowering.errors, _, _ = jax.lax.while_loop(cond_fn, body_jit, carry)
+    after = jax.eval_shape(body_jit, carry)
+    check_shapes_kept(node, carry[0], after[0], "while loop's variable")
+    _check_variables_kept(node, lowering.variables.cells, carry[4], after[4])
+    values, lowering.errors, _, _, variables = jax.lax.while_loop(cond_fn, body_jit, carry)
+    lowering.variables.update(variables)
     return list(values)
+
+
+def _check_variables_kept(node, cells, before, after) -> None:
+    """A `BackendError` naming the variable (`autoloop.Variable`) whose shape the loop's body changes."""
+    for cell, old, new in zip(cells, before, after):
+        if np.shape(old) != np.shape(new):
+            raise unsupported(node, f"the variable {cell.name!r} has shape {np.shape(old)} before an iteration and "
+                                    f"{np.shape(new)} after it, so the loop",
+                              "XLA compiles loops whose state keeps one shape. Keep the variable's shape, or run "
+                              "on backend='numpy'")
 
 
 def run_subgraph(lowering, graph, inputs, errors):
@@ -91,6 +114,16 @@ def run_subgraph(lowering, graph, inputs, errors):
         return lowering.run_graph(graph, inputs), lowering.errors
     finally:
         lowering.errors = saved
+
+
+def refuse_variable_writes(graphs, what: str) -> None:
+    """A `BackendError` for a variable update in `graphs` (a loop's condition, a scan's sub-graphs): variables
+    are not carried there."""
+    node = next((n for graph in graphs for n in graph.walk() if n.op in UPDATE_OPS), None)
+    if node is not None:
+        raise unsupported(node, f"a variable update in {what}", "the backend carries variables through loop "
+                                "bodies and branches only. Update the variable in the loop body, or run on "
+                                "backend='numpy'")
 
 
 def has_checks(lowering, graph) -> bool:
@@ -127,16 +160,21 @@ def lower_cond(lowering, node, args) -> list:
         graph, captures = graphs[bool(pred)]
         return lowering.run_graph(graph, captures)
 
+    variables = lowering.variables.values()
+
     def branch(key):
         graph, captures = graphs[key]
 
         def run(errors):
             saved, lowering.errors = lowering.errors, errors
             try:
-                outputs = lowering.run_graph(graph, captures)
+                with lowering.variables_set(variables) as state:  # the variables are branch outputs too
+                    outputs = lowering.run_graph(graph, captures)
+                    written = state.values()
                 for value in outputs:
                     if hasattr(value, "refuse"):  # a stacked list of run-time length (buffers.Padded)
                         raise value.refuse(node)
+                outputs = list(outputs) + list(written)
                 return [jnp.asarray(v) if is_static(v) else v for v in outputs], lowering.errors
             finally:
                 lowering.errors = saved
@@ -146,7 +184,9 @@ def lower_cond(lowering, node, args) -> list:
     errors = lowering.errors
     true_fn, false_fn = _same_shapes(node, true_fn, false_fn, errors)
     outputs, lowering.errors = jax.lax.cond(jnp.asarray(pred), true_fn, false_fn, errors)
-    return list(outputs)
+    count = len(outputs) - len(variables)
+    lowering.variables.update(outputs[count:])
+    return list(outputs[:count])
 
 
 def _same_shapes(node, true_fn, false_fn, errors):

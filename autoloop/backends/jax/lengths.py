@@ -260,6 +260,8 @@ def _push(lengths, node):
 
 
 def _const_length(lengths, node):
+    if not hasattr(node.attrs["value"], "__len__"):  # a variable's cell (`autoloop.backends.jax.variables`)
+        return None, None
     size = Length(None, len(node.attrs["value"]))
     return size, size
 

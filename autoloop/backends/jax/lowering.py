@@ -103,9 +103,15 @@ class Lowering:
     checks); control-flow rules thread it through their loops and branches.
     """
 
-    def __init__(self, facts):
+    def __init__(self, facts, variables=()):
+        from autoloop.backends.jax.variables import VariableState
         self.facts = facts
         self.errors = ErrorState.initial(facts.sites) if facts.sites else None
+        self.variables = VariableState(facts.cells, variables)  # what the variables hold now
+
+    def variables_set(self, values):
+        """A block in which the variables hold `values` (a loop body's or branch's own state)."""
+        return self.variables.replaced(self, values)
 
     # -- walking ---------------------------------------------------------------------------
     def run_graph(self, graph, inputs) -> list:
@@ -121,6 +127,8 @@ class Lowering:
     def fixed_values(self, node):
         """The values of `node` that do not depend on its inputs (constants, folded values), or None."""
         if node.op == "Const" and node.outputs[0].dtype.name == "variant":
+            if node.attrs["value"] in self.variables.cells:  # a variable's cell: read through `variables`
+                return [node.attrs["value"]]
             from autoloop.backends.jax.buffers import constant_buffer
             return [constant_buffer(self, node)]
         return folded_values(node)

@@ -16,6 +16,10 @@ they keep the placement XLA gave them). A list (a TensorArray's flow)
 comes back as its elements; a stacked list whose length is known only
 at run time comes back trimmed to that length.
 
+A program that reads or writes variables (`autoloop.Variable`) takes their
+values as extra inputs and returns the new values of those it updates,
+which are written back after the call (`autoloop.backends.jax.variables`).
+
 A program that uses 64-bit values (int64, float64) is traced and run with
 JAX's 64-bit mode on for the call only (``jax.enable_x64``), so autoloop's
 dtypes are kept exactly whatever the process-wide JAX setting is.
@@ -27,7 +31,7 @@ import threading
 
 import numpy as np
 
-from autoloop.backends.jax import buffers, checks
+from autoloop.backends.jax import buffers, checks, variables
 from autoloop.backends.jax.analysis import ProgramFacts
 from autoloop.errors import BackendError, raise_at
 
@@ -61,15 +65,19 @@ class JaxProgram:
         self._effects = self.facts.has_effects
         # One output and no checks (the common program) is returned bare, not in a 1-tuple: JAX then has
         # no tuple to flatten and build on each call (0.1 µs of a 5 µs call).
-        self._bare = len(graph.outputs) == 1 and not self.facts.sites
+        # Variables: extra inputs, and the updated ones extra outputs (`autoloop.backends.jax.variables`)
+        self._cells, self._written = self.facts.cells, self.facts.written_cells
+        self._bare = len(graph.outputs) == 1 and not self.facts.sites and not self._written
         self._jitted = jax.jit(self._lowered)
 
     def _lowered(self, *inputs):
         from autoloop.backends.jax.lowering import Lowering
-        lowering = Lowering(self.facts)
-        outputs = lowering.run_graph(self.graph, list(inputs))
+        count = len(self.graph.inputs)
+        lowering = Lowering(self.facts, inputs[count:])
+        outputs = lowering.run_graph(self.graph, list(inputs[:count]))
         if self._bare:
             return outputs[0]
+        outputs = (*outputs, *(lowering.variables.read(cell) for cell in self._written))
         errors = lowering.errors  # None unless the program has checks (`facts.sites`)
         return tuple(outputs) if errors is None else (*outputs, (errors.code, errors.witness))
 
@@ -93,6 +101,8 @@ class JaxProgram:
 
     def __call__(self, *inputs):
         import jax
+        if self._cells:
+            inputs = inputs + variables.host_values(self._cells)
         try:
             if self._x64:
                 with jax.enable_x64(True):
@@ -108,6 +118,9 @@ class JaxProgram:
         if self.facts.sites:
             outputs, (code, witness) = outputs[:-1], outputs[-1]
             checks.raise_failure(self.facts.sites, code, witness)
+        if self._written:
+            outputs, new_values = outputs[:-len(self._written)], outputs[-len(self._written):]
+            variables.write_back(self._written, new_values)
         return tuple(self._result(value) for value in outputs)
 
     def runner(self, finish=None, one=None):
@@ -123,7 +136,8 @@ class JaxProgram:
             return lambda inputs: self(*inputs)
         if one is not None and len(self.graph.outputs) == 1:
             finish = _one_of(one)
-        if self._x64 or self._effects or self.facts.sites or any(v.dtype.name == "variant" for v in self.graph.outputs):
+        if self._x64 or self._effects or self._cells or self.facts.sites or \
+                any(v.dtype.name == "variant" for v in self.graph.outputs):
             return lambda inputs: finish(self(*inputs))
         jitted, result = self._jitted, self._result
         if self._bare and one is not None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from autoloop.ir.trips import trip_count
 from autoloop.backends.jax.buffers import Buffer, Padded
-from autoloop.backends.jax.control_flow import check_shapes_kept, run_subgraph
+from autoloop.backends.jax.control_flow import check_shapes_kept, refuse_variable_writes, run_subgraph
 from autoloop.backends.jax.lowering import is_static, unsupported
 from autoloop.control_flow.scan_run import frame_limit
 from autoloop.ir import control_flow
@@ -47,6 +47,7 @@ def _counts_site(node):
 
 def lower_scan(lowering, node, args) -> list:
     import jax.numpy as jnp
+    refuse_variable_writes(node.subgraphs(), "a scan's body or condition")
     groups = control_flow.split(node, args)
     xs = [jnp.asarray(x) for x in groups.xs]
     limit, error = _limit(groups, xs)

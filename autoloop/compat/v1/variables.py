@@ -26,16 +26,14 @@ import re
 
 import numpy as np
 
-from autoloop import dtypes, random
+from autoloop import dtypes, random, variables
 from autoloop.compat.v1.graph import (
     Operation, ThreadStack, building_graph, get_default_graph, group, v1_graph_of)
 from autoloop.ir import context
-from autoloop.ops import tensor_methods
 from autoloop.ops.creation_ops import fill, ones, zeros
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.graph_building import name_scope
-from autoloop.ops.v1_ops import VariableCell
-from autoloop.shapes import TensorShape, as_shape
+from autoloop.shapes import as_shape
 from autoloop.tensor import Tensor
 
 _NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-/]*")
@@ -140,8 +138,12 @@ def _full_name(name: str) -> tuple[str, object]:
 _unnamed = itertools.count()
 
 
-class Variable:
-    """A TF1 variable; see the module docstring. Made by `get_variable` (or ``Variable(initial_value)``)."""
+class Variable(variables.Variable):
+    """A TF1 variable; see the module docstring. Made by `get_variable` (or ``Variable(initial_value)``).
+
+    Eagerly it is `autoloop.Variable` (same methods, same cell); in a TF1
+    graph it is a ``VarHandleOp`` whose value each Session keeps.
+    """
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, _initializer=None):
         name = name or f"Variable_{next(_unnamed)}"
@@ -163,9 +165,7 @@ class Variable:
         self.shape = as_shape(shape) if shape is not None else initial.shape
         self.initial_value = initial
         if self._graph is None:  # eager: the variable holds its value
-            self._cell = VariableCell(name)
-            self._handle = Tensor(self._cell, name=name)
-            self._cell.value = initial.numpy()
+            self._hold(initial)
             self.initializer = None
             return
         with name_scope(""):  # the variable's nodes are named by its full name, whatever scope is open
@@ -175,47 +175,12 @@ class Variable:
             self._snapshot = self.read_value()
         self._graph.variables[name] = self
 
-    def _attrs(self) -> dict:
-        return {"dtype": self.dtype, "shape": self.shape}
-
-    # -- reading and writing ------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return f"{self._name}:0"
-
     @property
     def op(self) -> Operation:
         return self._as_operation()
 
-    @property
-    def graph(self):
-        return self._graph
-
-    def get_shape(self) -> TensorShape:
-        return self.shape
-
-    def read_value(self) -> Tensor:
-        """The variable's value, read where this is called (a new read each time in a graph)."""
-        return apply("ReadVariableOp", [self._handle], self._attrs(), name=f"{self._name}/Read")
-
-    def value(self) -> Tensor:
-        return self.read_value()
-
-    def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Set the variable to `value`; the new value (``read_value=True``) or the update Operation."""
-        return self._update("AssignVariableOp", value, name or f"{self._name}/Assign", read_value)
-
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """Add `delta` to the variable; the new value, or the update Operation."""
-        return self._update("AssignAddVariableOp", delta, name or f"{self._name}/AssignAdd", read_value)
-
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        """Subtract `delta` from the variable; the new value, or the update Operation."""
-        return self._update("AssignSubVariableOp", delta, name or f"{self._name}/AssignSub", read_value)
-
     def _update(self, op: str, value, name: str, read_value: bool):
-        value = convert(value) if isinstance(value, Tensor | Variable) else convert(value, self.dtype)
-        result = apply(op, [self._handle, value], self._attrs(), name=name)
+        result = super()._update(op, value, name, read_value)
         if read_value or result.op is None:
             return result
         return Operation(result.op)
@@ -223,22 +188,6 @@ class Variable:
     def eval(self, session=None):
         from autoloop.compat.v1.session import session_or_default
         return session_or_default(session, f"evaluate {self._name}").run(self)
-
-    def numpy(self):
-        """An eager variable's value."""
-        if self._graph is not None:
-            raise TypeError(f"the variable {self._name!r} belongs to a graph: its value is in a Session; "
-                            f"use sess.run({self._name})")
-        return self._cell.read()
-
-    def __array__(self, dtype=None, copy=None):
-        array = np.asarray(self.numpy())
-        return array.astype(dtype) if dtype is not None else array
-
-    # -- as a tensor -----------------------------------------------------------------------------
-    def _as_autoloop_tensor(self) -> Tensor:
-        """A fresh read of the value (how ops and control flow use a variable)."""
-        return self.read_value()
 
     def _as_operation(self) -> Operation:
         if self._graph is None:
@@ -248,11 +197,6 @@ class Variable:
     def __repr__(self):
         where = "" if self._graph is None else " (in a graph)"
         return f"<autoloop.compat.v1.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}{where}>"
-
-
-tensor_methods.install(Variable)  # v + 1, v < n, -v, v[0], ...: each on a fresh read
-Variable.__iter__ = lambda self: iter(self.read_value())
-Variable.__hash__ = object.__hash__  # comparisons are element-wise; a variable is still a dict key
 
 
 def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True, **unsupported):
