@@ -47,7 +47,7 @@ from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)
 from autoloop.compat.v1.spellings import *  # noqa: F401,F403 - TF1's names of autoloop's ops
-from autoloop.compat.v1 import initializers, nn, train  # noqa: E402
+from autoloop.compat.v1 import initializers, nn, random, train  # noqa: E402
 from autoloop.compat.v1.initializers import (  # noqa: E402
     random_normal_initializer, random_uniform_initializer, truncated_normal_initializer)
 from autoloop.ops.random_ops import truncated_normal  # noqa: E402
