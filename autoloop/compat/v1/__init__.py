@@ -33,7 +33,7 @@ from autoloop.ops.api import abs, pow, round  # noqa: F401,A004
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
-from autoloop import autograph, debugging, errors, linalg, math, nest, random, sparse  # noqa: F401
+from autoloop import autograph, debugging, errors, linalg, math, nest, sparse  # noqa: F401
 from autoloop import GradientTape, TensorSpec, do_not_convert, function, scan, set_loop_options, to_code, to_graph
 from autoloop.ops import v1_ops as _v1_ops  # noqa: F401 - registers the TF1 graph ops
 from autoloop.compat.v1.graph import (
