@@ -50,6 +50,7 @@ def test_tf1_spellings_exist(name):
 def test_the_tf1_namespaces():
     assert tf.function is al.function and tf.autograph is al.autograph and tf.math is al.math
     assert tf.nn.relu is al.nn.relu and tf.train.GradientDescentOptimizer and tf.train.AdamOptimizer
+    assert tf.random.set_random_seed is al.random.set_seed and tf.random.uniform is al.random.uniform
     assert tf.initializers.zeros is tf.zeros_initializer and tf.initializers.random_normal is \
         tf.random_normal_initializer
 

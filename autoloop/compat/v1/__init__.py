@@ -33,7 +33,7 @@ from autoloop.ops.api import abs, pow, round  # noqa: F401,A004
 from autoloop.control_flow.case import case, switch_case
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
-from autoloop import autograph, debugging, errors, linalg, math, nest, random, sparse  # noqa: F401
+from autoloop import autograph, debugging, errors, linalg, math, nest, sparse  # noqa: F401
 from autoloop import GradientTape, TensorSpec, do_not_convert, function, scan, set_loop_options, to_code, to_graph
 from autoloop.ops import v1_ops as _v1_ops  # noqa: F401 - registers the TF1 graph ops
 from autoloop.compat.v1.graph import (
@@ -49,7 +49,7 @@ from autoloop.compat.v1.variables import (
     AUTO_REUSE, Variable, constant_initializer, get_variable, global_variables, global_variables_initializer,
     glorot_uniform_initializer, ones_initializer, variable_scope, variables_initializer, zeros_initializer)
 from autoloop.compat.v1.spellings import *  # noqa: F401,F403 - TF1's names of autoloop's ops
-from autoloop.compat.v1 import initializers, nn, train  # noqa: E402
+from autoloop.compat.v1 import initializers, nn, random, train  # noqa: E402
 from autoloop.compat.v1.initializers import (  # noqa: E402
     random_normal_initializer, random_uniform_initializer, truncated_normal_initializer)
 from autoloop.ops.random_ops import truncated_normal  # noqa: E402

@@ -154,7 +154,8 @@ class Optimizer:
         count = 0
         while (name if count == 0 else f"{name}_{count}") in taken:
             count += 1
-        return Variable(zeros(var.shape, var.dtype), trainable=False, name=name if count == 0 else f"{name}_{count}")
+        name = name if count == 0 else f"{name}_{count}"
+        return Variable(zeros(var.shape, var.dtype), trainable=False, name=name)
 
     @staticmethod
     def _as(value, var):
