@@ -46,7 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from autoloop.execute.dataflow.plan import OFFLOAD_ELEMENTS, Plan, UnfedPlaceholderError  # noqa: F401
+from autoloop.execute.dataflow.plan import (  # noqa: F401 - OFFLOAD_ELEMENTS, UnfedPlaceholderError: public here
+    LOOP_MERGE, OFFLOAD_ELEMENTS, Plan, UnfedPlaceholderError)
 
 DEFAULT_WORKERS = min(4, os.cpu_count() or 1)
 
@@ -61,7 +62,6 @@ class _Dead:
 DEAD = _Dead()
 _TOKEN = np.True_  # what a live Token carries
 _CONTROL = -1  # the slot of an ordering edge
-_BRANCH_MERGE, _LOOP_MERGE = 1, 2
 
 
 def call(graph, *inputs, workers: int | None = None, compile_loops: bool | None = None) -> tuple:
@@ -71,10 +71,10 @@ def call(graph, *inputs, workers: int | None = None, compile_loops: bool | None 
     """
     if len(inputs) != len(graph.inputs):
         raise TypeError(f"graph {graph.name!r} takes {len(graph.inputs)} inputs, got {len(inputs)}")
-    plans = graph.__dict__.setdefault("_call_plans", {})
-    plan = plans.get(compile_loops)
+    plan = graph.call_plans.get(compile_loops)
     if plan is None:
-        plan = plans[compile_loops] = Plan(graph, graph.outputs, graph.inputs, graph.effects, compile_loops)
+        plan = graph.call_plans[compile_loops] = Plan(graph, graph.outputs, graph.inputs, graph.effects,
+                                                      compile_loops)
     return tuple(execute(plan, inputs, workers))
 
 
@@ -232,7 +232,7 @@ class _Run:
             self._push(reader, iteration, waiting[1], waiting[2])
 
     def _merge_input(self, reader: int, merge: int, value, iteration: _Iteration) -> None:
-        if merge == _LOOP_MERGE:  # one input per iteration: the Enter's, then NextIteration's
+        if merge == LOOP_MERGE:  # one input per iteration: the Enter's, then NextIteration's
             self._push(reader, iteration, [value], value is DEAD)
             return
         state = iteration.pending.get(reader)

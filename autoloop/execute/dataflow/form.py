@@ -164,6 +164,7 @@ class DataflowGraph:
         self.effects: list[Node] = []
         self.values: dict = {}
         self.completions: dict = {}
+        self.call_plans: dict = {}  # compile_loops -> the executor's Plan of a call of this graph
         self._names: dict[str, int] = {}
 
     def add(self, op: str, inputs, frame: Frame, output_specs, attrs=None, control=(), source=None,

@@ -70,7 +70,7 @@ from autoloop.ir.rewrite import clone
 from autoloop.ops import registry
 
 OFFLOAD_ELEMENTS = 1 << 15  # kernels reading at least this many elements run on the pool
-_LOOP_MERGE, _BRANCH_MERGE = 2, 1
+LOOP_MERGE, BRANCH_MERGE = 2, 1  # what `Plan.merges` says of a node: a loop's Merge, a branch's
 
 
 class UnfedPlaceholderError(InvalidArgumentError):
@@ -196,8 +196,8 @@ class Plan:
                         kernel_of(node.source if node.source is not None else node)
                         if node.op not in MACHINERY_OPS else None
                         for node, slot in zip(nodes, self._in_place_slots())]
-        self.merges = [_LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
-                       _BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
+        self.merges = [LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
+                       BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
         self.start = [k for k, node in enumerate(nodes) if self.waits_for[k] == 0 and node.op != "Placeholder"]
 
     def _in_place_slots(self) -> list:
