@@ -1,13 +1,22 @@
-"""Reverse-mode gradients as graph -> graph transformations (and an eager tape).
+"""Derivatives as graph -> graph transformations (and eager recorders).
+
+Reverse mode:
 
 - `gradients(ys, xs, grad_ys=None)` inside a traced function: the backward
   pass is added to the graph being traced (`graph_backprop`);
 - `GradientTape`: records the ops run eagerly inside its block, or marks
-  the nodes traced there, and differentiates them (`tape`).
+  the nodes traced there, and differentiates them (`tape`); its `jacobian`
+  and `batch_jacobian` loop over the rows (`jacobian`);
+- `custom_gradient`, `recompute_grad` (`custom_gradient`).
 
-Each op's rule is written beside its kernel (`autoloop.ops.registry`);
-``While`` and ``Cond`` rules are here (`while_grad`, `checkpoint`,
-`cond_grad`) and named by their declarations in `autoloop.ir.control_flow`.
+Forward mode: `ForwardAccumulator` and `jvp` (`forward`, one sweep over the
+IR through `jvp_rules`; ``While``/``Cond``/``Scan`` in `control_flow_jvp`).
+Second order: `hessians`, `hvp` (`hessians`).
+
+Each op's rules are written beside its kernel (`autoloop.ops.registry`);
+the control-flow ops' are here (`while_grad`, `checkpoint`, `cond_grad`,
+`scan_grad`, `control_flow_jvp`) and named by their declarations in
+`autoloop.ir.control_flow`.
 """
 
 from autoloop.autodiff.custom_gradient import custom_gradient, recompute_grad

@@ -39,6 +39,7 @@ from autoloop.autodiff.residuals import LoopResiduals, add_counter, captured_fro
 from autoloop.autodiff.rules import add, is_differentiable
 from autoloop.control_flow.while_loop import while_loop
 from autoloop.ir import context
+from autoloop.ir.trips import trip_count
 from autoloop.ops.dispatch import apply
 from autoloop.ops.gradient_support import zeros_for
 from autoloop.ops.location import format_location
@@ -152,9 +153,11 @@ def stacked_backward(plan: LoopPlan, initial, outer, record, memo, name=None, co
         residuals = LoopResiduals(node, counter, index, context.current_graph(), outer, record)
         return (index, *backward_iteration(plan, residuals, adjoints, memo))
 
+    # The forward loop's bound, when the graph knows one, bounds the backward loop too (it runs as many
+    # times): a backend that preallocates what the backward loop saves (its own gradient's) needs it.
     results = while_loop(lambda k, *adjoints: k > 0, body, (trip, *initial),
                          shape_invariants=(TensorShape([]), *adjoint_invariants(plan)),
-                         name=name or f"{node.name}_grad")
+                         maximum_iterations=trip_count(node).upper, name=name or f"{node.name}_grad")
     return list(results[1:])
 
 

@@ -197,49 +197,49 @@ def grad_gather(gradients, indices, shape, element_dtype):
 register(OpDef("TensorListGradInit", kernel=lambda: GradientElements(), infer=lambda: _LIST,
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_init"}))
-register(OpDef("TensorListGradAdd", jvp=LINEAR, kernel=_add_lists, infer=lambda a, b: _LIST,
+register(OpDef("TensorListGradAdd", kernel=_add_lists, infer=lambda a, b: _LIST,
                gradient=lambda op, grad: [grad, grad],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_add"}))
-register(OpDef("TensorListGradRead", jvp=LINEAR, kernel=_read,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_add"}))
+register(OpDef("TensorListGradRead", kernel=_read,
                infer=lambda gradients, index, shape, element_dtype: _element_spec(shape, element_dtype),
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]),
                                           None, None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_read"}))
-register(OpDef("TensorListGradAccumulate", jvp=LINEAR, kernel=lambda gradients, index, value: gradients.add_at(int(index), value),
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_read"}))
+register(OpDef("TensorListGradAccumulate", kernel=lambda gradients, index, value: gradients.add_at(int(index), value),
                infer=lambda gradients, index, value: _LIST,
                gradient=lambda op, grad: [grad, None, grad_read(
                    grad, op.inputs[1], shape_int32(op.input_specs[2], lambda: op.input_shape(2)),
                    op.input_specs[2].dtype)],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_accumulate"}))
-register(OpDef("TensorListGradScatterAdd", jvp=LINEAR, kernel=_scatter_add, infer=lambda gradients, indices, values: _LIST,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_accumulate"}))
+register(OpDef("TensorListGradScatterAdd", kernel=_scatter_add, infer=lambda gradients, indices, values: _LIST,
                gradient=lambda op, grad: [grad, None, grad_gather(grad, op.inputs[1], row_shape(op, 2),
                                                                   op.input_specs[2].dtype)],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_scatter_add"}))
-register(OpDef("TensorListGradErase", jvp=LINEAR, kernel=_erase_all, infer=lambda gradients, indices: _LIST,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_scatter_add"}))
+register(OpDef("TensorListGradErase", kernel=_erase_all, infer=lambda gradients, indices: _LIST,
                gradient=lambda op, grad: [apply("TensorListGradErase", [grad, op.inputs[1]]), None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_erase"}))
-register(OpDef("TensorListGradGather", jvp=LINEAR, kernel=_gather,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_erase"}))
+register(OpDef("TensorListGradGather", kernel=_gather,
                infer=lambda gradients, indices, shape, element_dtype:
                _element_spec(shape, element_dtype, _rows(indices)),
                gradient=lambda op, grad: [apply("TensorListGradScatterAdd", [grad_init(), op.inputs[1], grad]),
                                           None, None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_gather"}))
-register(OpDef("TensorListGradStack", jvp=LINEAR, kernel=_stack,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_gather"}))
+register(OpDef("TensorListGradStack", kernel=_stack,
                infer=lambda gradients, count, shape, element_dtype: _element_spec(shape, element_dtype, None),
                gradient=lambda op, grad: [apply("TensorListGradUnstack", [grad]), None, None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_stack"}))
-register(OpDef("TensorListGradUnstack", jvp=LINEAR, kernel=lambda value: GradientElements(dict(enumerate(value))),
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_stack"}))
+register(OpDef("TensorListGradUnstack", kernel=lambda value: GradientElements(dict(enumerate(value))),
                infer=lambda value: _LIST,
                gradient=lambda op, grad: [apply("TensorListGradStack", [
                    grad, shape_int32(op.input_specs[0], lambda: op.input_shape(0))[0], row_shape(op, 0)],
                    {"element_dtype": op.input_specs[0].dtype})],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_unstack"}))
-register(OpDef("TensorListGradSplit", jvp=LINEAR, kernel=_split, infer=lambda value, lengths: _LIST,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_unstack"}))
+register(OpDef("TensorListGradSplit", kernel=_split, infer=lambda value, lengths: _LIST,
                gradient=lambda op, grad: [apply("TensorListGradConcat", [grad, op.inputs[1], row_shape(op, 0)],
                                                 {"element_dtype": op.input_specs[0].dtype}), None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_split"}))
-register(OpDef("TensorListGradConcat", jvp=LINEAR, kernel=_concat,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_split"}))
+register(OpDef("TensorListGradConcat", kernel=_concat,
                infer=lambda gradients, lengths, row, element_dtype:
                _element_spec(row, element_dtype, None),
                gradient=lambda op, grad: [apply("TensorListGradSplit", [grad, op.inputs[1]]), None, None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_concat"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:grad_concat"}))

@@ -72,11 +72,11 @@ def _push_gradient(op, grad):
 register(OpDef("StackNew", kernel=lambda bound=None: [], infer=lambda bound=None: _STACK, expr="[]",
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_new"}))
-register(OpDef("StackPush", jvp=LINEAR, kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_push"}))
-register(OpDef("StackGet", jvp=LINEAR, kernel=_get, infer=_get_infer, expr="{0}[{1}]",
+register(OpDef("StackPush", kernel=_push, infer=_push_infer, expr="({0}.append({2}) or {0})", gradient=_push_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_push"}))
+register(OpDef("StackGet", kernel=_get, infer=_get_infer, expr="{0}[{1}]",
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
-               kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_get"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.gradient_buffers:stack_get"}))
 
 
 def new_stack(bound=None):

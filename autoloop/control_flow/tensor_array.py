@@ -173,40 +173,40 @@ def _concat_gradient(op, grad):
 register(OpDef("TensorListReserve", kernel=_reserve, infer=lambda size, dynamic_size: _LIST,
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:reserve"}))
-register(OpDef("TensorListWrite", jvp=LINEAR, kernel=_write, infer=lambda values, index, value: _LIST, gradient=_write_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:write"}))
-register(OpDef("TensorListRead", jvp=LINEAR, kernel=_read,
+register(OpDef("TensorListWrite", kernel=_write, infer=lambda values, index, value: _LIST, gradient=_write_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:write"}))
+register(OpDef("TensorListRead", kernel=_read,
                infer=lambda values, index, element_dtype, element_shape:
                _element_spec("TensorListRead", element_dtype, element_shape),
                gradient=lambda op, grad: [apply("TensorListGradAccumulate", [grad_init(), op.inputs[1], grad]), None],
-               kernels={"jax": "autoloop.backends.jax.buffers:read"}))
-register(OpDef("TensorListStack", jvp=LINEAR, kernel=_stack,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:read"}))
+register(OpDef("TensorListStack", kernel=_stack,
                infer=lambda values, element_dtype, element_shape:
                _element_spec("TensorListStack", element_dtype, element_shape, None),
                gradient=lambda op, grad: [apply("TensorListGradUnstack", [grad])],
-               kernels={"jax": "autoloop.backends.jax.buffers:stack"}))
-register(OpDef("TensorListGather", jvp=LINEAR, kernel=_gather,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:stack"}))
+register(OpDef("TensorListGather", kernel=_gather,
                infer=lambda values, indices, element_dtype, element_shape:
                _element_spec("TensorListGather", element_dtype, element_shape, indices.shape[0] if indices.shape.rank else None),
                gradient=lambda op, grad: [apply("TensorListGradScatterAdd", [grad_init(), op.inputs[1], grad]), None],
-               kernels={"jax": "autoloop.backends.jax.buffers:gather"}))
-register(OpDef("TensorListConcat", jvp=LINEAR, kernel=_concat,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:gather"}))
+register(OpDef("TensorListConcat", kernel=_concat,
                infer=lambda values, element_dtype, element_shape:
                Spec(element_dtype, TensorShape([None]).concatenate(element_shape[1:])
                     if element_shape.rank else TensorShape(None)),
                gradient=_concat_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:concat"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:concat"}))
 register(OpDef("TensorListLengths", kernel=_lengths,
                infer=lambda values, element_dtype, element_shape: Spec(dtypes.int32, TensorShape([None])),
                gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:lengths"}))
-register(OpDef("TensorListSplit", jvp=LINEAR, kernel=_split, infer=lambda values, value, lengths: _LIST, gradient=_split_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:split"}))
-register(OpDef("TensorListScatter", jvp=LINEAR, kernel=_scatter, infer=lambda values, indices, value: _LIST,
+register(OpDef("TensorListSplit", kernel=_split, infer=lambda values, value, lengths: _LIST, gradient=_split_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:split"}))
+register(OpDef("TensorListScatter", kernel=_scatter, infer=lambda values, indices, value: _LIST,
                gradient=_scatter_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:scatter"}))
-register(OpDef("TensorListUnstack", jvp=LINEAR, kernel=_unstack, infer=lambda values, value: _LIST, gradient=_unstack_gradient,
-               kernels={"jax": "autoloop.backends.jax.buffers:unstack"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:scatter"}))
+register(OpDef("TensorListUnstack", kernel=_unstack, infer=lambda values, value: _LIST, gradient=_unstack_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.buffers:unstack"}))
 register(OpDef("TensorListSize", kernel=lambda values: np.int32(len(values)),
                infer=lambda values: Spec(dtypes.int32, TensorShape([])), gradient=NOT_DIFFERENTIABLE,
                kernels={"jax": "autoloop.backends.jax.buffers:size"}))

@@ -150,8 +150,8 @@ def _slice_gradient(op, grad):
     return [apply("StridedSliceGrad", [grad, shape, *dynamic], op.attrs)] + [None] * len(dynamic)
 
 
-register(OpDef("StridedSlice", jvp=LINEAR, kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:strided_slice"}))
+register(OpDef("StridedSlice", kernel=_slice_kernel, infer=_slice_infer, expr=_slice_expr, gradient=_slice_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:strided_slice"}))
 
 
 # -- StridedSliceGrad: a slice's gradient, the slice written into zeros (what the slice's rule makes) --
@@ -255,9 +255,9 @@ def _concat_expr(attrs):
     return "np.concatenate(({*},), axis=%d)" % attrs["axis"]
 
 
-register(OpDef("ConcatV2", jvp=LINEAR, kernel=lambda *values, axis: np.concatenate(values, axis=axis),
+register(OpDef("ConcatV2", kernel=lambda *values, axis: np.concatenate(values, axis=axis),
                infer=_concat_infer, expr=_concat_expr, gradient=_concat_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
 
 
 def concat(values, axis, name=None):

@@ -82,9 +82,9 @@ def _pack_gradient(op, grad):
     return [parts] if count == 1 else list(parts)
 
 
-register(OpDef("Pack", jvp=LINEAR, kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
+register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis), infer=_pack_infer,
                gradient=_pack_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pack"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:pack"}))
 
 
 def stack(values, axis=0, name=None):
@@ -146,8 +146,8 @@ def _unpack_gradient(op, *grads):
     return [apply("Pack", parts, {"axis": op.attrs["axis"]})]
 
 
-register(OpDef("Unpack", jvp=LINEAR, kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:unpack"}))
+register(OpDef("Unpack", kernel=_unpack_kernel, infer=_unpack_infer, gradient=_unpack_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:unpack"}))
 
 
 def unstack(value, num=None, axis=0, name=None) -> list:
@@ -220,9 +220,9 @@ def _same_elements_gradient(op, grad):
     return [reshape_to_input(op, 0, grad) if op.input_specs[0].dtype.is_floating else None] + rest
 
 
-register(OpDef("Reshape", jvp=LINEAR, kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
+register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_reshape_expr,
                gradient=_same_elements_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:reshape"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:reshape"}))
 
 
 def reshape(tensor, shape, name=None):
@@ -261,9 +261,9 @@ def _transpose_gradient(op, grad):
     return [apply("Transpose", [grad], {"perm": inverse}) if op.input_specs[0].dtype.is_floating else None]
 
 
-register(OpDef("Transpose", jvp=LINEAR, kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
+register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=_transpose_infer,
                expr=_transpose_expr, gradient=_transpose_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:transpose"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:transpose"}))
 
 
 def transpose(a, perm=None, name=None):
@@ -295,9 +295,9 @@ def _expand_dims_expr(attrs):
     return "{0}[..., None" + ", :" * (-axis - 1) + "]"
 
 
-register(OpDef("ExpandDims", jvp=LINEAR, kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
+register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), infer=_expand_dims_infer,
                expr=_expand_dims_expr, gradient=_same_elements_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:expand_dims"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:expand_dims"}))
 
 
 def expand_dims(input, axis, name=None):
@@ -335,9 +335,9 @@ def _squeeze_kernel(x, axis):
     return np.squeeze(x, runtime_axes(axis, np.ndim(x), "Squeeze"))
 
 
-register(OpDef("Squeeze", jvp=LINEAR, kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
+register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_squeeze_expr,
                gradient=_same_elements_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:squeeze"}))
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:squeeze"}))
 
 
 def squeeze(input, axis=None, name=None):
@@ -397,8 +397,8 @@ def _tile_gradient(op, grad):
     return [reshape_to_input(op, 0, total)] + rest
 
 
-register(OpDef("Tile", jvp=LINEAR, kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient,
-               kernels={"jax": "autoloop.backends.jax.kernels.arrays:tile"}))
+register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gradient,
+               jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:tile"}))
 
 
 def tile(input, multiples, name=None):
