@@ -25,6 +25,8 @@ from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop import compat
 from autoloop.pictures import visualize
+# functional loops and batching
+from autoloop.control_flow.functional import foldl, foldr, map_fn
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"
