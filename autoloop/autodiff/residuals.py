@@ -71,7 +71,8 @@ class _SubGraphResiduals(Residuals):
             if outer is not None:
                 self._read[value] = self.outer.value(outer)
             else:
-                self._read[value] = known_constant(value) or self._save(value)
+                known = known_constant(value)  # a Tensor: never tested for truth
+                self._read[value] = known if known is not None else self._save(value)
         return self._read[value]
 
     def _save(self, value) -> Tensor:

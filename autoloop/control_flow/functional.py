@@ -51,13 +51,14 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     must have the structure and dtypes of `elems`. Raises TypeError naming
     the leaf whose structure or dtype differs.
     """
-    _check_fn(fn, "map_fn")
+    check_fn(fn, "map_fn")
+    fn = converted(fn)
     if dtype is not None and fn_output_signature is not None:
         raise ValueError("map_fn: pass fn_output_signature or its deprecated alias dtype, not both")
     signature = fn_output_signature if fn_output_signature is not None else dtype
-    leaves, count = _elements(elems, "map_fn")
+    leaves, count = elements(elems, "map_fn")
     if signature is None:
-        signature = nest.map_structure(lambda t: TensorSpec(t.shape[1:], t.dtype), nest.pack_sequence_as(elems, leaves))
+        signature = nest.map_structure(lambda t: t.dtype, nest.pack_sequence_as(elems, leaves))  # dtypes only, as TF
     specs = [_as_spec(leaf) for leaf in nest.flatten(signature)]
     inputs = _input_arrays(leaves, count)
     outputs = [TensorArray(spec.dtype, size=count, element_shape=spec.shape if infer_shape else None,
@@ -89,8 +90,9 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
 
 
 def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, what):
-    _check_fn(fn, what)
-    leaves, count = _elements(elems, what)
+    check_fn(fn, what)
+    fn = converted(fn)
+    leaves, count = elements(elems, what)
     inputs = _input_arrays(leaves, count)
     backward = what == "foldr"
 
@@ -121,16 +123,29 @@ def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, n
 
 
 # -- arguments ------------------------------------------------------------------------------
-def _check_fn(fn, what: str) -> None:
+def check_fn(fn, what: str) -> None:
     if not callable(fn):
         raise TypeError(f"{what}: fn must be callable, got {type(fn).__name__} {fn!r}")
+
+
+def converted(fn):
+    """`fn` converted as an ``@function``'s body is (TensorFlow converts the fn of its functional loops too), so
+    that its Python ``while``/``if`` on tensors become graph control flow; as it is when it is library code or
+    has no source to convert (a lambda typed at a prompt)."""
+    from autoloop.compiler import conversion, parse  # the front door's job, done here for fn alone
+    if conversion.is_library(fn):
+        return fn
+    try:
+        return conversion.convert(fn)
+    except parse.SourceNotFoundError:
+        return fn
 
 
 def _as_tensor(value):
     return value if isinstance(value, TensorArray) else convert(value)
 
 
-def _elements(elems, what: str):
+def elements(elems, what: str):
     """The leaves of `elems` as tensors, and their common length on axis 0 (an int, or an int32 scalar)."""
     leaves = [convert(leaf) for leaf in nest.flatten(elems)]
     if not leaves:

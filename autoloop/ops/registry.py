@@ -53,6 +53,10 @@ Contracts:
   `GradientTape`, and reads only the forward values it needs (in a loop,
   each value read is saved per iteration). `autoloop.ops.gradient_support`
   holds what rules share.
+- ``batch`` is the op's batching rule (or a ``"module:function"`` string):
+  how it maps over a new leading entry axis, ``rule(node, inputs, batched,
+  size) -> (outputs, batched)`` (`autoloop.batching`). Ops that leave it
+  None get the batching module's rule for their family, if any.
 - ``stateful`` ops (print, assert) have effects: they are never pruned and
   keep program order (`autoloop.ir.effects`).
 
@@ -100,12 +104,12 @@ class OpDef:
     """One op: its rule, gradient and kernels; see the module docstring."""
 
     __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels",
-                 "same_dtype_numpy")
+                 "same_dtype_numpy", "batch")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
                  expr: str | Callable | None = None, gradient: Callable | str | None = None,
                  stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None,
-                 scalar_expr: str | Callable | None = None):
+                 scalar_expr: str | Callable | None = None, batch: Callable | str | None = None):
         if infer is None:
             raise TypeError(f"op {name!r} needs an infer rule")
         self.name = name
@@ -118,6 +122,7 @@ class OpDef:
         self.same_dtype_numpy = getattr(infer, "same_dtype_numpy", None)
         self.gradient = gradient
         self.stateful = stateful
+        self.batch = batch  # the batching rule (autoloop.batching), or None
         self.kernels: dict[str, Kernel | str] = {}
         if kernel is not None:
             self.kernels["numpy"] = Kernel(kernel, expr, scalar_expr)
