@@ -39,13 +39,18 @@ class Problem(Exception):
     """Why a node's outputs are not per entry."""
 
 
-def entrywise_problem(node) -> str | None:
-    """None when the Scan `node`'s cond and body treat entries independently, else why not."""
+def entrywise_problem(node, per_entry=frozenset()) -> str | None:
+    """None when the Scan `node`'s cond and body treat entries independently, else why not.
+
+    The captured outer values in `per_entry` count as per entry too
+    (`autoloop.control_flow.scan_captures` asks whether they may).
+    """
     groups = control_flow.operands(node)
     leading = len(groups.xs) + len(groups.initial)
     for key in ("cond", "body"):
         sub = node.attrs[key]
         kinds = {id(v): (ENTRY if position < leading else SHARED) for position, v in enumerate(sub.inputs)}
+        kinds.update((id(p), ENTRY) for outer, p in sub.captures.items() if outer in per_entry)
         problem = _walk(sub, kinds)
         if problem is not None:
             return problem
