@@ -69,7 +69,7 @@ from autoloop.control_flow.composite import CompositeTensor
 from autoloop.control_flow.loop_vars import LoopVars, check_iteration
 from autoloop.control_flow.scan_arguments import (
     check_callable, describe, dims_text, entry_shape, frame_count, frame_shape, frames_of, merge_entries, templates)
-from autoloop.control_flow.scan_captures import blocker, carry_in_state, per_entry_captures
+from autoloop.control_flow.scan_captures import blocker, capture_entry_constants, carry_in_state, per_entry_captures
 from autoloop.control_flow.scan_entries import entrywise_problem
 from autoloop.control_flow.scan_by_while import scan_by_while
 from autoloop.control_flow.scan_run import ScanPlan, frame_limit, run_scan
@@ -366,7 +366,8 @@ class _ScanCall:
                      ys_frames=tuple(frame_shape(f.shape, t) for f, (_, t) in zip(frames, self.templates)),
                      names=tuple(self._state_labels()), ys_names=tuple(self.ys_labels))
         draft = types.SimpleNamespace(op="Scan", attrs=attrs, inputs=tuple(inputs))
-        if self.entries.rank and self.compaction != "mask":
+        if self.entries.rank and self.compaction != "mask" and entrywise_problem(draft) is not None:
+            capture_entry_constants(draft, outer)
             carried = per_entry_captures(draft)  # read from around the scan, but the entries' own: they follow them
             if carried:
                 carry_in_state(draft, carried)

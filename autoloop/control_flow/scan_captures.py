@@ -7,14 +7,14 @@ around it, as RETURNN code does with sequence lengths::
 
 Compaction runs cond and body on the rows of the entries still active, so a
 captured ``[B]`` tensor would no longer line up with the state. It is *per
-entry* when treating it as such keeps every row apart: with the captured
-values taken as per-entry rows, the cond and body pass the entrywise
-analysis (`autoloop.control_flow.scan_entries`), which checks each use (an
-element-wise op meeting the state's rows at the same rank lines its axis 0
-up with the entries; a bias of shape ``[H]`` broadcasts against the
-trailing axis instead, and a reduction over its axis 0 mixes entries, so
-neither is taken). Its size alone proves nothing and is only what makes it
-a candidate. A proven capture then becomes one more state value of the
+entry* when its uses say so: an element-wise op combines it with a
+per-entry value of the same rank, which lines its axis 0 up with the
+entries (a bias of shape ``[H]`` broadcasts against the trailing axis
+instead, and is shared even when ``H == B``); and then, with it taken as
+per-entry rows from the start, every use passes the entrywise analysis
+(`autoloop.control_flow.scan_entries`: a reduction over its axis 0, say,
+would mix entries). Its size alone proves nothing and is only what makes
+it a candidate. A proven capture then becomes one more state value of the
 scan, passed through unchanged, so that compaction gathers it with its
 entries; the caller drops it from the results.
 
@@ -25,6 +25,34 @@ from __future__ import annotations
 
 from autoloop.control_flow import scan_entries
 from autoloop.ir import control_flow
+
+
+def capture_entry_constants(draft, outer) -> None:
+    """Turn the constants of the draft's cond and body with the entries' size on axis 0 into captures.
+
+    A tensor closed over from eager code (``lengths = constant([...])``) is
+    traced as a constant inside the sub-graph; as a value of `outer` read by
+    the sub-graph it is a capture like any other, whose uses can prove it
+    per entry. The same value either way.
+    """
+    from autoloop.ir import rewrite
+    from autoloop.ops.dispatch import constant_node
+    entries = draft.attrs["cond_dims"]
+    for key in ("cond", "body"):
+        graph = draft.attrs[key]
+        for node in list(graph.nodes):
+            value = node.outputs[0] if node.op == "Const" else None
+            if value is None or not value.shape.rank or not value.shape[:entries.rank].is_compatible_with(entries):
+                continue
+            captured = graph.capture(constant_node(outer, node.attrs["value"]))
+            rewrite.replace_all_uses(value, captured)
+        rewrite.remove_dead_nodes(graph)
+    groups = control_flow.operands(draft)
+    inputs, sizes = control_flow.join(
+        "Scan", **dict(groups, cond_captures=tuple(draft.attrs["cond"].captures),
+                       body_captures=tuple(draft.attrs["body"].captures)))
+    draft.inputs = tuple(inputs)
+    draft.attrs.update(sizes)
 
 
 def per_entry_captures(draft) -> list:
@@ -50,8 +78,12 @@ def _search(draft):
     problem = scan_entries.entrywise_problem(draft)
     if not candidates or problem is None:
         return [], problem
-    remaining = scan_entries.entrywise_problem(draft, per_entry=set(candidates))
-    return ([], remaining) if remaining is not None else (candidates, None)
+    adopted: set = set()
+    scan_entries.entrywise_problem(draft, candidates=set(candidates), adopted=adopted)
+    if not adopted:
+        return [], problem
+    remaining = scan_entries.entrywise_problem(draft, per_entry=adopted)  # every use, from the start
+    return ([], remaining) if remaining is not None else ([c for c in candidates if c in adopted], None)
 
 
 def carry_in_state(draft, outers: list) -> None:

@@ -53,6 +53,17 @@ def test_xs_with_cond_dims_and_captured_lengths_compact(mode):
         assert any(name.startswith("captured") for name in node.attrs["names"])
 
 
+def test_a_closed_over_constant_of_lengths_is_per_entry_too():
+    lengths = al.constant(LENGTHS)  # traced as a constant inside the cond
+
+    @al.function(autograph=False)
+    def run(xs):
+        return al.scan(xs=xs, **_rnn_args(lengths))
+    _assert_equal(run(al.constant(XS)), reference_scan(xs=al.constant(XS), **_rnn_args(lengths)))
+    (node,) = [n for n in run.get_concrete_function(al.constant(XS)).graph.walk() if n.op == "Scan"]
+    assert node.attrs["compaction"] == "compact"
+
+
 def test_per_entry_spatial_dim(mode):
     def body(x, h):
         h = al.tanh(al.matmul(x, W) + al.matmul(h, U))
