@@ -35,8 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 import autoloop as al
-from bench_scan import long_tailed_lengths
-from harness import check_result, command_line, format_ratio, format_spread, interleaved, markdown_table, optional
+from bench_scan import jax_workload, long_tailed_lengths
+from harness import check_result, command_line, format_ratio, format_spread, interleaved, markdown_table
 
 WIDTH = 256
 
@@ -61,21 +61,6 @@ def masked_by_hand(weights):
             return al.where(active, al.tanh(al.matmul(h, weights)), h), step + 1
         return al.while_loop(lambda h, step: al.reduce_any(step < counts), body, (h, al.constant(0)))[0]
     return run
-
-
-def jax_vmap_while(weights):
-    jax = optional("jax")
-    if jax is None:
-        return None
-
-    def one(h, count):
-        def body(state):
-            h, step = state
-            return jax.numpy.tanh(h @ weights), step + 1
-        return jax.lax.while_loop(lambda state: state[1] < count, body, (h, 0))[0]
-
-    batched = jax.jit(jax.vmap(one))
-    return lambda h, counts: np.asarray(batched(h, counts).block_until_ready())
 
 
 BASELINE = "each entry alone (summed)"
@@ -106,9 +91,9 @@ def measure_loops(quick: bool, rounds: int):
         check_result("bench_batching", title, fn(), expected, rtol=2e-4, atol=2e-5)
     timings = interleaved(workloads, rounds, baseline=BASELINE)
     apart = {"vectorized_map, backend=\"jax\" (masked by XLA)": lambda: vectorized_jax(h_t, counts_t).numpy()}
-    jax_run = jax_vmap_while(weights.numpy())
+    jax_run = jax_workload()  # the same per-entry loop as bench_scan's: vmap of a lax.while_loop
     if jax_run is not None:
-        apart["JAX vmap(lax.while_loop), jit"] = lambda: jax_run(h, counts)
+        apart["JAX vmap(lax.while_loop), jit"] = lambda: jax_run(h, counts, weights.numpy())
     for title, fn in apart.items():  # in rounds of their own: JAX's thread pools would slow down what runs next
         check_result("bench_batching", title, fn(), expected, rtol=2e-4, atol=2e-5)
         timings[title] = interleaved({BASELINE: workloads[BASELINE], title: fn}, rounds, baseline=BASELINE)[title]
