@@ -123,7 +123,7 @@ def _per_entry_loop(node, groups, batching, limit):
     carried = [t for t, flag in groups.cond_captures + groups.body_captures if flag]
     if batching.active is not None:
         carried.append(batching.active)
-    inner = Batching(fallback=batching.fallback)
+    inner = Batching(fallback=batching.fallback, warn=batching.warn)
 
     cond_carried = sum(flag for _, flag in groups.cond_captures)
 

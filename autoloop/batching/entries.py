@@ -22,13 +22,14 @@ class Batching:
     None (every entry) or a batched boolean: inside a branch that only some
     entries take, the entries that take it; loops there stop at once for the
     others. `fallback`: run an op without a rule once per entry (True) or
-    raise (False).
+    raise (False); `warn`: say so in a warning when it does.
     """
 
     size: object = None
     like: object = None
     active: object = None
     fallback: bool = True
+    warn: bool = True
 
     def with_active(self, active) -> Batching:
         return replace(self, active=active)

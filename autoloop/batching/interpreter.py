@@ -76,6 +76,10 @@ def _per_entry(node, values, flags, batching, why):
                          f"once per entry, or use map_fn")
     from autoloop.arguments import TensorSpec
     from autoloop.control_flow.functional import map_fn
+    if batching.warn:
+        import warnings
+        warnings.warn(f"vectorized_map runs {node.op} (created at {format_location(node.location)}) once per entry, "
+                      f"in a loop: {why}", stacklevel=2)
     attrs = rules.public_attrs(node)
 
     def one_entry(entry):

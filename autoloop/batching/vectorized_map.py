@@ -16,7 +16,8 @@ result for result. How it gets there:
 
 Tensors `fn` reads from around it (closures) are shared by every element.
 An op with no batching rule runs once per element
-(``fallback_to_while_loop=True``) or raises a ValueError naming it.
+(``fallback_to_while_loop=True``; with a warning naming it when `warn`) or
+raises a ValueError naming it.
 Eagerly, the same happens in a traced function that runs at once; while a
 `GradientTape` records, eagerly, it runs as `map_fn` (so the tape sees
 every op, on tensors `fn` closes over too).
@@ -57,12 +58,12 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
             from autoloop.control_flow.functional import map_fn
             return map_fn(fn, elems, fn_output_signature=_signature(fn, elems, leaves))
         from autoloop.function import function
-        return function(lambda *args: _batched(fn, elems, list(args), count, fallback_to_while_loop),
+        return function(lambda *args: _batched(fn, elems, list(args), count, fallback_to_while_loop, warn),
                         autograph=False)(*leaves)
-    return _batched(fn, elems, leaves, count, fallback_to_while_loop)
+    return _batched(fn, elems, leaves, count, fallback_to_while_loop, warn)
 
 
-def _batched(fn, elems, leaves, count, fallback: bool):
+def _batched(fn, elems, leaves, count, fallback: bool, warn: bool):
     outer = context.current_graph()
     one = Graph("vectorized_map_fn", outer)
     with context.building(one):
@@ -72,7 +73,7 @@ def _batched(fn, elems, leaves, count, fallback: bool):
         one.outputs = [graph_value(one, t) for t in results]
     captured = [Tensor(value=value) for value in one.captures]
     flags = [True] * len(leaves) + [False] * len(captured)
-    batching = Batching(count, fallback=fallback)
+    batching = Batching(count, fallback=fallback, warn=warn)
     outputs, batched = batch_call(one, list(leaves) + captured, flags, batching)
     outputs = [t if flag else batching.broadcast(t) for t, flag in zip(outputs, batched)]
     return nest.pack_sequence_as(result, outputs)

@@ -102,3 +102,18 @@ def test_gradients_match_finite_differences(op):
 
     rng = np.random.default_rng(3)
     check_gradient(fn, [rng.normal(size=[4, 2]), rng.normal(size=[2])])
+
+
+def test_functional_loops_in_a_tf1_session():
+    import autoloop.compat.v1 as v1
+    graph = v1.Graph()
+    with graph.as_default():
+        x = v1.placeholder(v1.float32, [4])
+        squares = v1.map_fn(lambda v: v * v, x)
+        total = v1.foldr(lambda acc, v: acc * 2.0 + v, x)
+        halved = v1.vectorized_map(lambda v: v1.while_loop(lambda v: v > 1.0, lambda v: v / 2.0, [v]), x)
+        with v1.Session(graph=graph) as session:
+            found = session.run([squares, total, halved], feed_dict={x: np.array([1.0, 2.0, 3.0, 40.0], np.float32)})
+    np.testing.assert_array_equal(found[0], [1.0, 4.0, 9.0, 1600.0])
+    assert found[1] == 40 * 8 + 3 * 4 + 2 * 2 + 1
+    np.testing.assert_array_equal(found[2], [1.0, 1.0, 0.75, 0.625])

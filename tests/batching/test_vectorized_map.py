@@ -136,7 +136,8 @@ def test_an_op_without_a_rule_runs_per_entry_or_raises():
     def fn(n):
         return al.fill([2], n) * 2
     n = np.array([3, 0, 5], np.int32)
-    graph = _same_as_map_fn(fn, n)
+    with pytest.warns(UserWarning, match="runs Fill .* once per entry"):
+        graph = _same_as_map_fn(fn, n)
     assert "While" in _ops(graph)  # the range ran once per entry
     with pytest.raises(ValueError, match=r"cannot batch Fill .*fallback_to_while_loop=True"):
         al.vectorized_map(fn, n, fallback_to_while_loop=False)
