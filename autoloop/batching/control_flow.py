@@ -145,8 +145,8 @@ def _per_entry_loop(node, groups, batching, limit):
     size = batching.size if isinstance(batching.size, int) else None  # cond_dims: the static entries
     _, final, _ = scan(body=body, cond=cond, initial=initial + carried, cond_dims=[size], max_seq_len=limit,
                        name=node.name)
-    if isinstance(final[0], Tensor) and final[0]._value is not None:
-        final[0]._value.node.attrs["_batching"] = "a while loop whose condition differs per entry"
+    if final[0].op is not None:  # traced: --explain names the Scan after the loop it batches
+        final[0].op.attrs["_batching"] = "a while loop whose condition differs per entry"
     return list(final[:count]), [True] * count
 
 

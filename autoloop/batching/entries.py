@@ -44,6 +44,9 @@ class Batching:
 
     def broadcast(self, tensor):
         """`tensor` shared by every entry, as a batched value (entries on a new axis 0)."""
+        if tensor.dtype.name == "variant":
+            raise NotImplementedError("vectorized_map cannot batch a TensorArray or a list appended to in a loop "
+                                      "that differs per entry; use map_fn, or return stacked tensors")
         from autoloop.ops.api import broadcast_to, cast, concat, expand_dims, reshape, shape, where, zeros_like
         if self.like is None:
             size = reshape(convert(self.size), [1])

@@ -25,6 +25,7 @@ choice through the run.
 
 from __future__ import annotations
 
+from autoloop import dtypes
 from autoloop.batching import rules
 from autoloop.batching.entries import Batching
 from autoloop.ir import context, control_flow
@@ -59,6 +60,10 @@ def _run_node(node, values, flags, batching):
         return rule_for(node)(node, values, flags, batching)
     if not any(flags):
         return rules.outputs(apply(node.op, values, rules.public_attrs(node))), [False] * len(node.outputs)
+    if any(v.dtype is dtypes.variant for v in node.inputs + tuple(node.outputs)):
+        raise NotImplementedError(
+            f"vectorized_map cannot batch a TensorArray or a list appended to in a loop ({node.op} created at "
+            f"{format_location(node.location)}) when it differs per entry; use map_fn, or return stacked tensors")
     rule = rules.rule_for(node.op)
     try:
         if rule is None:

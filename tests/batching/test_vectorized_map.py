@@ -143,6 +143,17 @@ def test_an_op_without_a_rule_runs_per_entry_or_raises():
         al.vectorized_map(fn, n, fallback_to_while_loop=False)
 
 
+def test_lists_appended_per_entry_are_refused_clearly():
+    def collect(x):
+        out = []
+        while x > 1.0:
+            x = x / 2.0
+            out.append(x)
+        return x
+    with pytest.raises(NotImplementedError, match="TensorArray or a list appended to in a loop"):
+        al.vectorized_map(collect, al.constant([3.0, 40.0]))
+
+
 def test_nested_elems_and_results():
     a = np.array([1.0, 2.0, 3.0], np.float32)
     b = np.array([[1, 2], [3, 4], [5, 6]], np.int32)
@@ -218,3 +229,14 @@ def _build(program):
 def test_generated_programs_equal_map_fn(program, values):
     elems = np.array(values[:len(values) // 3 * 3], np.float32).reshape(-1, 3)
     _same_as_map_fn(_build(program), elems)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.tuples(_STEP, st.floats(-2.0, 2.0, width=32)), min_size=1, max_size=3),
+       st.lists(st.floats(-50.0, 50.0, width=32), min_size=6, max_size=9))
+def test_generated_programs_equal_map_fn_on_jax(program, values):
+    elems = np.array(values[:len(values) // 3 * 3], np.float32).reshape(-1, 3)
+    vectorized = al.function(lambda e: al.vectorized_map(_build(program), e), backend="jax", autograph=False)
+    expected = al.map_fn(_build(program), elems)
+    np.testing.assert_allclose(vectorized(elems).numpy(), expected.numpy(), rtol=2e-6, atol=1e-6)
+
