@@ -83,6 +83,12 @@ def test_a_per_entry_while_runs_each_trip_count_compacted(target):
     assert scan.attrs["compaction"] == "compact"
 
 
+def test_maximum_iterations_caps_each_entry():
+    def fn(x):
+        return al.while_loop(lambda v: v > 1.0, lambda v: v / 2.0, [x], maximum_iterations=3)[0]
+    _same_as_map_fn(fn, np.array([0.5, 3.0, 40.0, 1000.0], np.float32))
+
+
 def test_a_shared_condition_stays_one_while_loop():
     def fn(x):
         i = al.constant(0)
@@ -141,6 +147,20 @@ def test_an_op_without_a_rule_runs_per_entry_or_raises():
     assert "While" in _ops(graph)  # the range ran once per entry
     with pytest.raises(ValueError, match=r"cannot batch Fill .*fallback_to_while_loop=True"):
         al.vectorized_map(fn, n, fallback_to_while_loop=False)
+
+
+def test_an_ops_registration_can_give_its_own_batch_rule(monkeypatch):
+    from autoloop.ops import registry
+    from autoloop.ops.api import broadcast_to, concat, shape
+
+    def fill_rule(node, inputs, batched, batching):  # fill(dims, value) with a value per entry
+        dims, value = inputs
+        target = concat([shape(value), dims], 0)
+        return [broadcast_to(al.reshape(value, concat([shape(value), al.ones_like(dims)], 0)), target)], [True]
+
+    monkeypatch.setattr(registry.get("Fill"), "batch", fill_rule)
+    graph = _same_as_map_fn(lambda n: al.fill([2], n) * 2, np.array([3, 0, 5], np.int32))
+    assert "While" not in _ops(graph)  # no loop over entries: the registration's rule ran
 
 
 def test_lists_appended_per_entry_are_refused_clearly():
