@@ -19,8 +19,8 @@ An op with no batching rule runs once per element
 (``fallback_to_while_loop=True``; with a warning naming it when `warn`) or
 raises a ValueError naming it.
 Eagerly, the same happens in a traced function that runs at once; while a
-`GradientTape` records, eagerly, it runs as `map_fn` (so the tape sees
-every op, on tensors `fn` closes over too).
+`GradientTape` records, eagerly, it calls `fn` on each element and stacks
+the results (so the tape sees every op, on tensors `fn` closes over too).
 
     >>> def halve_until_small(x):
     ...     while x > 1.0:
@@ -53,10 +53,11 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     check_fn(fn, "vectorized_map")
     leaves, count = elements(elems, "vectorized_map")
     if context.current_graph() is None:
-        if recording.anywhere() and recording.active():
+        if recording.anywhere() and recording.active() and count:
             # A GradientTape records: it must see every op, closures included, as scan does (the same results).
-            from autoloop.control_flow.functional import map_fn
-            return map_fn(fn, elems, fn_output_signature=_signature(fn, elems, leaves))
+            from autoloop.ops.api import stack
+            results = [fn(nest.pack_sequence_as(elems, [leaf[index] for leaf in leaves])) for index in range(count)]
+            return nest.map_structure(lambda *entries: stack(entries), *results)
         from autoloop.function import function
         return function(lambda *args: _batched(fn, elems, list(args), count, fallback_to_while_loop, warn),
                         autograph=False)(*leaves)
@@ -77,9 +78,3 @@ def _batched(fn, elems, leaves, count, fallback: bool, warn: bool):
     outputs, batched = batch_call(one, list(leaves) + captured, flags, batching)
     outputs = [t if flag else batching.broadcast(t) for t, flag in zip(outputs, batched)]
     return nest.pack_sequence_as(result, outputs)
-
-
-def _signature(fn, elems, leaves):
-    """The dtypes of `fn`'s result, learned from `fn` on the first element (for the taped map_fn)."""
-    first = fn(nest.pack_sequence_as(elems, [leaf[0] for leaf in leaves]))
-    return nest.map_structure(lambda leaf: convert(leaf).dtype, first)
