@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import autoloop as al
 from autoloop.batching.interpreter import batch_graph
@@ -252,11 +252,13 @@ def test_generated_programs_equal_map_fn(program, values):
 
 
 @settings(max_examples=4, deadline=None)
+@example([("shift", 0.0), ("branch", 0.0)], [0.0, 0.0, 0.0, 0.0, 0.0, 5.0])  # a branch on a sum that rounds near 0
 @given(st.lists(st.tuples(_STEP, st.floats(-2.0, 2.0, width=32)), min_size=1, max_size=3),
        st.lists(st.floats(-50.0, 50.0, width=32), min_size=6, max_size=9))
 def test_generated_programs_equal_map_fn_on_jax(program, values):
     elems = np.array(values[:len(values) // 3 * 3], np.float32).reshape(-1, 3)
     vectorized = al.function(lambda e: al.vectorized_map(_build(program), e), backend="jax", autograph=False)
-    expected = al.map_fn(_build(program), elems)
+    # map_fn on JAX too: XLA's sums may round differently from numpy's, and a branch on a sum near 0 then differs
+    expected = al.function(lambda e: al.map_fn(_build(program), e), backend="jax", autograph=False)(elems)
     np.testing.assert_allclose(vectorized(elems).numpy(), expected.numpy(), rtol=2e-6, atol=1e-6)
 
