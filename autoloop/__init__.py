@@ -33,6 +33,9 @@ from autoloop import autodiff
 # TF2 state: variables and modules
 from autoloop.variables import Variable
 from autoloop.module import Module
+# functional loops and batching
+from autoloop.control_flow.functional import foldl, foldr, map_fn
+from autoloop.batching.vectorized_map import vectorized_map
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

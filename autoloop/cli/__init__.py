@@ -190,6 +190,9 @@ def run(arguments) -> int:
         gradients = output.format_gradients(concrete.graph, _python_function(function).__code__.co_filename)
         if gradients:
             print(gradients)
+        batching = output.format_batching(concrete.graph, _python_function(function).__code__.co_filename)
+        if batching:
+            print(batching)
     if arguments.time:
         conversion = f"{_ms(converted - started)}" if function.autograph else "none (autograph=False)"
         print(f"autoloop: conversion {conversion}, tracing {_ms(traced - converted)}, "

@@ -130,3 +130,26 @@ def format_gradients(graph, filename=None) -> str:
         lines.append(f"{where}: while loop {node.name!r} `{source}`: {text}")
     return "\n".join(lines)
 
+
+def format_batching(graph, filename=None) -> str:
+    """One line per batched scan in `graph` (a ``scan`` with ``cond_dims``, or a ``vectorized_map`` loop whose
+    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why."""
+    lines = []
+    for node in graph.walk():
+        if node.op != "Scan" or not node.attrs["cond_dims"].rank:
+            continue
+        file, line = node.location or ("?", 0)
+        source = linecache.getline(file, line).strip()
+        what = "vectorized_map while loop" if node.attrs.get("_batching") else "batched scan"
+        carried = [name[len("captured "):] for name in node.attrs.get("names", ()) if name.startswith("captured ")]
+        if node.attrs["compaction"] == "compact":
+            text = "finished entries compacted (cond and body treat entries independently"
+            text += f"; captured per-entry tensors carried with them: {', '.join(carried)})" if carried else ")"
+        elif node.attrs.get("_masked_because"):
+            text = f"finished entries masked, not compacted: {node.attrs['_masked_because']}"
+        else:
+            text = "finished entries masked (compaction=False)"
+        where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
+        lines.append(f"{where}: {what} {node.name!r} `{source}`: {text}")
+    return "\n".join(lines)
+

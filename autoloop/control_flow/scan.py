@@ -42,6 +42,16 @@ compaction runs the body on fewer rows:
   (eagerly, cond and body are traced once more to check);
 - ``compaction=False``: always run every entry, masked.
 
+Sequences of different lengths (RETURNN's layout): with ``cond_dims=[B]``,
+each tensor of `xs` is ``[frames, B, ...]`` (time-major, entries on axis 1),
+and the body sees the frame ``[B, ...]`` of the entries still running.
+A tensor the cond or body captures from around the scan whose leading axis
+is the entries' (``lengths`` in ``state.t < lengths``) is carried with the
+entries when its uses prove it per entry (`autoloop.control_flow.scan_captures`),
+so it is compacted with the state. ``spatial_dim`` may also be one length
+per entry (an int tensor of shape ``[B]``, RETURNN's dynamic size): entry
+b then runs ``spatial_dim[b]`` frames, or fewer if its cond fails first.
+
     >>> ys, state, lengths = scan(body=lambda x, s: (s + x, s + x), initial=constant(0),
     ...                           xs=constant([1, 2, 3]), ys=TensorSpec([], int32))
     >>> ys.numpy(), state.numpy(), lengths.numpy()
@@ -59,6 +69,7 @@ from autoloop.control_flow.composite import CompositeTensor
 from autoloop.control_flow.loop_vars import LoopVars, check_iteration
 from autoloop.control_flow.scan_arguments import (
     check_callable, describe, dims_text, entry_shape, frame_count, frame_shape, frames_of, merge_entries, templates)
+from autoloop.control_flow.scan_captures import blocker, capture_entry_constants, carry_in_state, per_entry_captures
 from autoloop.control_flow.scan_entries import entrywise_problem
 from autoloop.control_flow.scan_by_while import scan_by_while
 from autoloop.control_flow.scan_run import ScanPlan, frame_limit, run_scan
@@ -87,6 +98,10 @@ def scan(*, body, initial=None, xs=None, ys=None, cond=None, spatial_dim=None, c
     scalar without). Raises TypeError/ValueError naming the argument at
     fault.
     """
+    if _per_entry(spatial_dim):
+        return _scan_per_entry_lengths(body=body, initial=initial, xs=xs, ys=ys, cond=cond, lengths=spatial_dim,
+                                       cond_dims=cond_dims, cond_before_body=cond_before_body, max_seq_len=max_seq_len,
+                                       return_tensor_arrays=return_tensor_arrays, compaction=compaction, name=name)
     call = _ScanCall(body=body, initial=initial, xs=xs, ys=ys, cond=cond, spatial_dim=spatial_dim,
                      cond_dims=cond_dims, cond_before_body=cond_before_body, max_seq_len=max_seq_len,
                      return_tensor_arrays=return_tensor_arrays, compaction=compaction, name=name or "scan")
@@ -94,6 +109,51 @@ def scan(*, body, initial=None, xs=None, ys=None, cond=None, spatial_dim=None, c
     if graph is not None:
         return call.results(call.build(graph).outputs, symbolic=True)
     return call.run_eagerly()
+
+
+def _per_entry(spatial_dim) -> bool:
+    """Whether spatial_dim gives one length per entry (RETURNN's dynamic sizes) rather than one number of frames."""
+    if isinstance(spatial_dim, Tensor):
+        return spatial_dim.shape.rank not in (0, None)
+    return isinstance(spatial_dim, np.ndarray | list | tuple) and np.ndim(spatial_dim) > 0
+
+
+def _scan_per_entry_lengths(*, body, initial, xs, ys, cond, lengths, cond_dims, cond_before_body, max_seq_len,
+                            return_tensor_arrays, compaction, name):
+    """`scan` with ``spatial_dim=lengths``, one length per entry: entry b runs ``lengths[b]`` frames (fewer if
+    its cond fails first); a step counter per entry joins the state, and `lengths` is captured per entry."""
+    from autoloop.ops.api import logical_and, zeros
+    lengths = convert(lengths)
+    if not lengths.dtype.is_integer:
+        raise TypeError(f"scan: a per-entry spatial_dim must hold integer lengths, got {lengths.dtype.name}")
+    if not cond_before_body:
+        raise ValueError("scan: a per-entry spatial_dim (lengths) needs cond_before_body=True: an entry of length 0 "
+                         "runs no frame")
+    entries = entry_shape(cond_dims if cond_dims is not None else lengths.shape.as_list())
+    merge_entries(entries, lengths.shape, entries.rank, "spatial_dim (one length per entry)")
+    check_callable(body, "body")
+
+    def test(x, state):
+        user_state, step = state if initial is not None else (None, state)
+        running = step < lengths
+        return running if cond is None else logical_and(running, cond(x, user_state))
+
+    def step_body(x, state):
+        user_state, step = state if initial is not None else (None, state)
+        y, new_state = body(x, user_state)
+        return y, ((new_state, step + 1) if initial is not None else step + 1)
+
+    counter = zeros(lengths.shape if lengths.shape.is_fully_defined() else _shape_of(lengths), dtypes.int32)
+    start = (initial, counter) if initial is not None else counter
+    frames, state, ran = scan(body=step_body, initial=start, xs=xs, ys=ys, cond=test,
+                              cond_dims=entries.as_list(), max_seq_len=max_seq_len,
+                              return_tensor_arrays=return_tensor_arrays, compaction=compaction, name=name)
+    return frames, state[0] if initial is not None else None, ran
+
+
+def _shape_of(tensor):
+    from autoloop.ops.api import shape
+    return shape(tensor)
 
 
 class _ScanCall:
@@ -121,11 +181,6 @@ class _ScanCall:
         self.compaction = _COMPACTION[compaction]
         self.compaction_required = compaction is True
         self.entries = entry_shape(cond_dims)
-        if self.entries.rank and xs is not None:
-            raise ValueError(
-                f"scan: xs cannot be combined with a batched cond (cond_dims={dims_text(cond_dims)}): the frames of "
-                f"xs are shared by every step while each entry stops on its own. Put per-entry inputs in the "
-                f"state (initial) and index them in the body, or pass cond_dims=None for one scalar cond")
         self.spatial_dim = frame_count(spatial_dim, "spatial_dim")
         self.max_seq_len = frame_count(max_seq_len, "max_seq_len")
         self.xs = frames_of(xs)
@@ -133,6 +188,7 @@ class _ScanCall:
         self.state = LoopVars(initial, None, root="initial") if initial is not None else None
         self.ys, self.ys_labels, self.templates = templates(ys)
         self._learned = None  # the state as the traced body returned it
+        self._carried = 0  # captured per-entry tensors the Scan node carries after the state (scan_captures)
         if self.entries.rank:
             self._check_entries()
         self.invariants = [self._invariant(c.shape) for c in self._state_components()]
@@ -161,6 +217,9 @@ class _ScanCall:
             entries = merge_entries(entries, component.shape, rank, f"the state value {label}")
         for label, (_, frame) in zip(self.ys_labels, self.templates):
             entries = merge_entries(entries, frame, rank, f"the frame template {label}")
+        for label, component in zip(self.xs.component_labels() if self.xs is not None else [], self.xs_components):
+            entries = merge_entries(entries, component.shape[1:], rank,
+                                    f"{label} (xs with cond_dims hold [frames, *entries, ...])")
         self.entries = entries
         self.templates = [(dtype, entries.concatenate(frame[rank:]).merge_with(frame)) for dtype, frame in self.templates]
 
@@ -307,13 +366,20 @@ class _ScanCall:
                      ys_frames=tuple(frame_shape(f.shape, t) for f, (_, t) in zip(frames, self.templates)),
                      names=tuple(self._state_labels()), ys_names=tuple(self.ys_labels))
         draft = types.SimpleNamespace(op="Scan", attrs=attrs, inputs=tuple(inputs))
+        if self.entries.rank and self.compaction != "mask" and entrywise_problem(draft) is not None:
+            capture_entry_constants(draft, outer)
+            carried = per_entry_captures(draft)  # read from around the scan, but the entries' own: they follow them
+            if carried:
+                carry_in_state(draft, carried)
+            attrs["names"] += tuple(f"captured {v.name}" for v in carried)
+            self._carried = len(carried)
         attrs["compaction"] = self._compaction_for(draft)
         specs = control_flow.lookup("Scan").infer(draft)
-        return outer.add_node("Scan", inputs, attrs, specs, location=user_location(), name=self.name)
+        return outer.add_node("Scan", draft.inputs, attrs, specs, location=user_location(), name=self.name)
 
     def _parameters(self, graph: Graph, xs, initial):
         """The sub-graph's placeholders for one frame of xs and for the state, packed as the user's structures."""
-        frames = [Tensor(value=graph.add_input(v.dtype, v.shape[1:], name="x")) for v in xs]
+        frames = [Tensor(value=graph.add_input(v.dtype, self._invariant(v.shape[1:]), name="x")) for v in xs]
         params = [Tensor(value=graph.add_input(v.dtype, invariant, name="state"))
                   for v, invariant in zip(initial, self.invariants)]
         x = self.xs.pack(frames) if self.xs is not None else None
@@ -329,6 +395,9 @@ class _ScanCall:
         if self.compaction_required:
             raise ValueError(f"scan(compaction=True) needs a body and cond that treat entries independently, "
                              f"but {problem}; or pass compaction=False (or 'auto', which masks then)")
+        # For --explain and the long-tail warning (scan_run): what mixes entries even with the captures of the
+        # entries' size taken per entry, when that is another node.
+        draft.attrs["_masked_because"] = blocker(draft) or problem
         return "mask"
 
     # -- results ---------------------------------------------------------------------------------
@@ -353,7 +422,7 @@ class _ScanCall:
         ys = nest.pack_sequence_as(self.ys, frames) if self.ys is not None else None
         state = None
         if self.state is not None:
-            state = self.state.pack(outputs[num_ys:-1])
+            state = self.state.pack(outputs[num_ys:len(outputs) - 1 - self._carried])
             for leaf, taught in zip(nest.flatten(state), learned.leaves if learned is not None else []):
                 if hasattr(leaf, "learn_from"):
                     leaf.learn_from(taught)

@@ -45,7 +45,7 @@ def scan_by_while(cond, body, initial: list, xs: list, limit, *, has_cond: bool,
     arrays = [TensorArray(dtype, size=0, dynamic_size=True, element_shape=frame) for dtype, frame in ys_specs]
     count, extra = len(initial), len(arrays)
     if entry_rank:
-        return _entries(cond, body, initial, arrays, limit, has_cond, cond_before_body, entry_rank,
+        return _entries(cond, body, initial, xs, arrays, limit, has_cond, cond_before_body, entry_rank,
                         return_tensor_arrays, name)
 
     def test(step, state):
@@ -76,8 +76,8 @@ def scan_by_while(cond, body, initial: list, xs: list, limit, *, has_cond: bool,
     return _stacked(written, return_tensor_arrays) + state + [step]
 
 
-def _entries(cond, body, initial, arrays, limit, has_cond, cond_before_body, rank, return_tensor_arrays, name):
-    """A batched scan: one boolean per entry (the leading `rank` axes of every state value)."""
+def _entries(cond, body, initial, xs, arrays, limit, has_cond, cond_before_body, rank, return_tensor_arrays, name):
+    """A batched scan: one boolean per entry (the leading `rank` axes of every state value and xs frame)."""
     count = len(initial)
     entry_shape = shape(initial[0])[:rank]
 
@@ -85,8 +85,8 @@ def _entries(cond, body, initial, arrays, limit, has_cond, cond_before_body, ran
         if not has_cond:
             return active
         if cond_before_body:
-            return logical_and(active, cond([], state))
-        return branch(step > 0, lambda: logical_and(active, cond([], state)), lambda: active)
+            return logical_and(active, cond([x[step] for x in xs], state))
+        return branch(step > 0, lambda: logical_and(active, cond([x[step - 1] for x in xs], state)), lambda: active)
 
     def loop_cond(step, active, lengths, *values):
         state = list(values[:count])
@@ -96,7 +96,7 @@ def _entries(cond, body, initial, arrays, limit, has_cond, cond_before_body, ran
     def loop_body(step, active, lengths, *values):
         state = list(values[:count])
         active = still_active(step, active, state)
-        frames, new = body([], state)
+        frames, new = body([x[step] for x in xs], state)
         state = [where(_mask(active, value, rank), value, old) for value, old in zip(new, state)]
         frames = [where(_mask(active, frame, rank), frame, zeros_like(frame)) for frame in frames]
         written = [array.write(array.size(), frame) for array, frame in zip(values[count:], frames)]

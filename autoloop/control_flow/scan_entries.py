@@ -39,14 +39,23 @@ class Problem(Exception):
     """Why a node's outputs are not per entry."""
 
 
-def entrywise_problem(node) -> str | None:
-    """None when the Scan `node`'s cond and body treat entries independently, else why not."""
+def entrywise_problem(node, per_entry=frozenset(), candidates=frozenset(), adopted=None) -> str | None:
+    """None when the Scan `node`'s cond and body treat entries independently, else why not.
+
+    The captured outer values in `per_entry` count as per entry too. A
+    captured value in `candidates` that an element-wise op combines with a
+    per-entry value of its own rank (its axis 0 meets the entries') is added
+    to the set `adopted` and counted per entry from there on
+    (`autoloop.control_flow.scan_captures` then checks it from the start).
+    """
     groups = control_flow.operands(node)
     leading = len(groups.xs) + len(groups.initial)
     for key in ("cond", "body"):
         sub = node.attrs[key]
         kinds = {id(v): (ENTRY if position < leading else SHARED) for position, v in enumerate(sub.inputs)}
-        problem = _walk(sub, kinds)
+        kinds.update((id(p), ENTRY) for outer, p in sub.captures.items() if outer in per_entry)
+        adoptable = {id(p): outer for outer, p in sub.captures.items() if outer in candidates}
+        problem = _walk(sub, kinds, adoptable, adopted)
         if problem is not None:
             return problem
         for value in sub.outputs:
@@ -55,10 +64,12 @@ def entrywise_problem(node) -> str | None:
     return None
 
 
-def _walk(graph, kinds: dict) -> str | None:
+def _walk(graph, kinds: dict, adoptable=None, adopted=None) -> str | None:
     for node in graph.nodes:
         if node.op == "Placeholder":
             continue
+        if adoptable and RULES.get(node.op) is _elementwise:
+            _adopt(node, kinds, adoptable, adopted)
         inputs = [kinds[id(v)] for v in node.inputs]
         if ENTRY not in inputs:
             kinds.update((id(v), SHARED) for v in node.outputs)
@@ -73,6 +84,18 @@ def _walk(graph, kinds: dict) -> str | None:
                     f"Keep per-entry values in the state")
         kinds.update((id(v), kind) for v, kind in zip(node.outputs, outputs))
     return None
+
+
+def _adopt(node, kinds, adoptable, adopted) -> None:
+    """Count as per entry the candidate captures this element-wise node lines up with per-entry operands."""
+    if not any(kinds[id(v)] is ENTRY for v in node.inputs) or node.outputs[0].shape.rank is None:
+        return
+    rank = node.outputs[0].shape.rank
+    for value in node.inputs:
+        if (id(value) in adoptable and kinds[id(value)] is SHARED and value.shape.rank == rank
+                and value.shape[0] != 1):
+            kinds[id(value)] = ENTRY
+            adopted.add(adoptable[id(value)])
 
 
 # -- rules: (node, input kinds) -> output kinds, or raise Problem ---------------------------------

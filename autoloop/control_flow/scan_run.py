@@ -57,6 +57,7 @@ class ScanPlan:
     return_tensor_arrays: bool
     ys_labels: tuple = ()
     state_labels: tuple = ()
+    masked_because: str | None = None  # compaction="auto" fell back to masking: why (scan_entries)
 
     def ys_label(self, index: int) -> str:
         return self.ys_labels[index] if index < len(self.ys_labels) else f"ys[{index}]"
@@ -74,7 +75,7 @@ def run_scan(plan: ScanPlan, cond, body, initial: list, xs: list, spatial_dim, m
     """
     limit = frame_limit(xs, spatial_dim, max_seq_len)
     if plan.entry_rank:
-        frames, state, lengths, entries = _run_entries(plan, cond, body, list(initial), limit)
+        frames, state, lengths, entries = _run_entries(plan, cond, body, list(initial), xs, limit)
     else:
         frames, state, lengths = _run_single(plan, cond, body, list(initial), xs, limit)
         entries = ()
@@ -192,9 +193,20 @@ class _Entries:
         self.active, self.lengths = self.active[keep], self.lengths[keep]
         return self.rank == 1
 
-    def step(self, body, num_ys: int, everyone: bool) -> list:
-        """Run the body on the working rows; the ys frames over every entry."""
-        results = body(*self.state)
+    def rows_of(self, x: list) -> list:
+        """The frames of xs (entries on axis 0) for the working rows."""
+        return x if self.rows is None else [values[self.rows] for values in x]
+
+    def check_frames(self, x: list) -> None:
+        for values in x:
+            if np.shape(values)[:self.rank] != self.shape:
+                raise InvalidArgumentError(
+                    f"scan: with cond_dims a frame of xs holds the entries {self.shape} on its leading axes "
+                    f"(xs of shape [frames, *entries, ...]), got a frame of shape {np.shape(values)}")
+
+    def step(self, body, num_ys: int, everyone: bool, x: list) -> list:
+        """Run the body on the working rows (`x`: their frames of xs); the ys frames over every entry."""
+        results = body(*x, *self.state)
         frames, new = list(results[:num_ys]), list(results[num_ys:])
         for index, (old, value) in enumerate(zip(self.state, new)):
             if value.shape != old.shape:
@@ -234,23 +246,45 @@ class _Entries:
         return self.full_state, self.full_lengths
 
 
-def _run_entries(plan: ScanPlan, cond, body, initial: list, limit):
+def _run_entries(plan: ScanPlan, cond, body, initial: list, xs: list, limit):
     entries = _Entries(plan, initial)
     num_ys = len(plan.ys_dtypes)
     frames = [[] for _ in range(num_ys)]
-    step = 0
+    step, previous = 0, []
     while limit is None or step < limit:
+        x = [values[step] for values in xs]  # entries on axis 0 (xs: [frames, entries, ...])
+        if step == 0:
+            entries.check_frames(x)
         if plan.has_cond and (plan.cond_before_body or step > 0):
-            entries.test(cond(*entries.state))
+            # A do-while tests the frame it just ran (rows have not changed since).
+            entries.test(cond(*entries.rows_of(x if plan.cond_before_body else previous), *entries.state))
         count = int(np.count_nonzero(entries.active))
         if count == 0:
             break
         everyone = count == entries.active.size or entries.shrink(count)
-        for items, frame in zip(frames, entries.step(body, num_ys, everyone)):
+        for items, frame in zip(frames, entries.step(body, num_ys, everyone, entries.rows_of(x))):
             items.append(frame)
+        previous = x
         step += 1
     state, lengths = entries.results()
+    _warn_if_long_tailed(plan, lengths, step)
     return frames, state, lengths, entries.shape
+
+
+class MaskedScanWarning(UserWarning):
+    """A batched scan masked finished entries on a long-tailed batch: most of its work was wasted."""
+
+
+def _warn_if_long_tailed(plan: ScanPlan, lengths, steps: int) -> None:
+    """Warn (once per place, as warnings do) when masking wasted over half the work: entries x steps against
+    the frames the entries ran."""
+    if plan.masked_because is None or lengths.size < 4 or 2 * int(lengths.sum()) >= lengths.size * steps:
+        return
+    import warnings
+    warnings.warn(
+        f"scan with cond_dims ran {lengths.size} entries masked for {steps} steps, but they needed only "
+        f"{int(lengths.sum())} frames in all: it could not drop finished entries because {plan.masked_because}. "
+        f"See `autoloop run --explain`", MaskedScanWarning, stacklevel=2)
 
 
 # -- results -------------------------------------------------------------------------------------

@@ -44,7 +44,8 @@ def plan_of(node) -> ScanPlan:
         ys_dtypes=tuple(np.dtype(y.dtype.as_numpy_dtype) for y in frames),
         ys_frames=tuple(frame.as_tuple() for frame in attrs["ys_frames"]),
         return_tensor_arrays=attrs["return_tensor_arrays"],
-        ys_labels=tuple(attrs.get("ys_names", ())), state_labels=tuple(attrs.get("names", ())))
+        ys_labels=tuple(attrs.get("ys_names", ())), state_labels=tuple(attrs.get("names", ())),
+        masked_because=attrs.get("_masked_because"))
 
 
 # -- the reference interpreter --------------------------------------------------------------

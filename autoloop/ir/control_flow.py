@@ -394,7 +394,8 @@ def _scan_problems(node):
 
 
 def _scan_entry_problems(node, params, entries):
-    """With cond_dims, axis 0 of each state value and frame holds the entries, left unknown in the sub-graphs."""
+    """With cond_dims, axis 0 of each state value and frame (and of each xs frame) holds the entries, left unknown
+    in the sub-graphs."""
     compaction = node.attrs["compaction"]
     if compaction not in SCAN_COMPACTION:
         yield f"compaction {compaction!r} is not one of {SCAN_COMPACTION}"
@@ -402,8 +403,6 @@ def _scan_entry_problems(node, params, entries):
         if compaction != "mask":
             yield "compaction needs cond_dims"
         return
-    if operands(node).xs:
-        yield "a scan with cond_dims takes no xs"
     body = node.attrs["body"]
     for value in params:
         if value.shape.rank is None or value.shape.rank < entries.rank or value.shape[0] is not None:

@@ -61,6 +61,10 @@ Contracts:
   differentiable input, an output of its shape) that the ``gradient`` rule
   applied to the tangent is the rule. Left None, forward mode derives the
   rule exactly from ``gradient`` (`autoloop.autodiff.jvp_rules`).
+- ``batch`` is the op's batching rule (or a ``"module:function"`` string):
+  how it maps over a new leading entry axis, ``rule(node, inputs, batched,
+  size) -> (outputs, batched)`` (`autoloop.batching`). Ops that leave it
+  None get the batching module's rule for their family, if any.
 - ``stateful`` ops (print, assert) have effects: they are never pruned and
   keep program order (`autoloop.ir.effects`).
 
@@ -122,12 +126,13 @@ class OpDef:
     """One op: its rule, gradient and kernels; see the module docstring."""
 
     __slots__ = ("name", "kernel", "infer", "expr", "scalar_expr", "gradient", "stateful", "kernels",
-                 "same_dtype_numpy", "jvp")
+                 "same_dtype_numpy", "jvp", "batch")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
                  expr: str | Callable | None = None, gradient: Callable | str | None = None,
                  stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None,
-                 scalar_expr: str | Callable | None = None, jvp: Callable | str | None = None):
+                 scalar_expr: str | Callable | None = None, jvp: Callable | str | None = None,
+                 batch: Callable | str | None = None):
         if infer is None:
             raise TypeError(f"op {name!r} needs an infer rule")
         self.name = name
@@ -141,6 +146,7 @@ class OpDef:
         self.gradient = gradient
         self.jvp = jvp  # forward mode: a rule, LINEAR, ELEMENTWISE, or None (derived from `gradient`)
         self.stateful = stateful
+        self.batch = batch  # the batching rule (autoloop.batching), or None
         self.kernels: dict[str, Kernel | str] = {}
         if kernel is not None:
             self.kernels["numpy"] = Kernel(kernel, expr, scalar_expr)

@@ -24,6 +24,7 @@ PER_ENTRY = al.constant(np.ones([BATCH, FEATURES], np.float32))
 
 # name -> how the body changes h ([BATCH, FEATURES] float32) using ids ([BATCH] int32)
 ENTRYWISE = {
+    "captured per-entry tensor": lambda h, ids: h + PER_ENTRY,  # carried in the state (scan_captures)
     "element-wise": lambda h, ids: al.tanh(h * 0.5 + 1.0) - al.abs(h),
     "broadcast shared row": lambda h, ids: h + SHARED_ROW + al.constant([1.0, 2.0, 3.0]),
     "matmul with weights": lambda h, ids: h @ WEIGHTS,
@@ -41,7 +42,6 @@ ENTRYWISE = {
 MIXING = {
     "reduction over entries": (lambda h, ids: h - al.reduce_mean(h, axis=0), "it works along axis 0"),
     "reduction over everything": (lambda h, ids: h - al.reduce_sum(h), "every axis"),
-    "captured per-entry tensor": (lambda h, ids: h + PER_ENTRY, "has an axis 0 of its own"),
     "batch size from the shape": (lambda h, ids: h * al.cast(al.shape(h)[0], al.float32), "Shape"),
     "entries times entries": (lambda h, ids: al.reduce_sum(h @ (al.expand_dims(h, 2) * al.expand_dims(h, 1)), axis=1),
                               "contracts or broadcasts the entry axis"),

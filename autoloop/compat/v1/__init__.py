@@ -31,6 +31,8 @@ from autoloop.tensor import Tensor, is_tensor
 from autoloop.ops.api import *  # noqa: F401,F403
 from autoloop.ops.api import abs, pow, round  # noqa: F401,A004
 from autoloop.control_flow.case import case, switch_case
+from autoloop.control_flow.functional import foldl, foldr, map_fn
+from autoloop.batching.vectorized_map import vectorized_map
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.sparse import IndexedSlices, SparseTensor
 from autoloop import autograph, debugging, errors, linalg, math, nest, sparse  # noqa: F401

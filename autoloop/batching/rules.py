@@ -1,0 +1,218 @@
+"""Batching rules of ordinary ops: how each maps over a new leading entry axis.
+
+A rule is ``rule(node, inputs, batched, batching) -> (outputs, batched)``:
+
+- `node` is the op's node in the graph being batched (its attrs, and its
+  inputs' unbatched dtypes and shapes: ``node.inputs[k].shape``);
+- `inputs` holds one Tensor per input: a *batched* one (``batched[k]``)
+  has the entries on a new axis 0 in front of the node's shape, an
+  unbatched one is the value every entry shares;
+- `batching` is the run's `autoloop.batching.entries.Batching` (its number
+  of entries, and ``batching.broadcast(t)`` for a shared value);
+- the result is one Tensor per output of the node and whether each is
+  batched. Rules call ordinary ops, so they build nodes while tracing.
+
+A rule raises `NoRule` for inputs it cannot batch (a gather whose params
+and indices are both per entry); the interpreter then runs the op once per
+entry (`autoloop.batching.interpreter`). `rule_for` reads the op's
+registration first (`OpDef.batch`), then the families below: element-wise
+ops align their operands' trailing axes, ops with axes shift them by one,
+reductions over ``axis=None`` reduce every axis but the entries'.
+
+    >>> rule_for("Sum")(sum_node, [x_batched], [True], batching)    # reduce_sum(x, axis=1) -> axis 2
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autoloop.batching.entries import batch_size_of, with_rank
+from autoloop.ir.lazy import resolve
+from autoloop.ops import registry
+from autoloop.ops.dispatch import apply, convert
+
+
+class NoRule(Exception):
+    """The op has no batching rule for these inputs; the message says why."""
+
+
+def rule_for(op_name: str):
+    """The batching rule of ordinary op `op_name`, or None."""
+    declared = registry.get(op_name).batch
+    return resolve(declared) if declared is not None else RULES.get(op_name)
+
+
+def public_attrs(node) -> dict:
+    return {key: value for key, value in node.attrs.items() if not key.startswith("_")}
+
+
+def unbatched_rank(value) -> int:
+    if value.shape.rank is None:
+        raise NoRule(f"the rank of {value.name} is not known while tracing")
+    return value.shape.rank
+
+
+def _shift(axis, rank: int):
+    """An axis of the unbatched value as an axis of the batched one."""
+    return axis + 1 if axis >= 0 else axis
+
+
+def _shift_axes(axes, rank: int):
+    if axes is None:
+        return tuple(range(1, rank + 1))
+    if isinstance(axes, int):
+        return _shift(axes, rank)
+    return tuple(_shift(axis, rank) for axis in axes)
+
+
+def _only_first(batched, what: str) -> None:
+    if any(batched[1:]):
+        raise NoRule(f"an operand other than the first ({what}) differs per entry")
+
+
+# -- the families -----------------------------------------------------------------------------
+def elementwise(node, inputs, batched, batching):
+    """Element-wise ops: batched operands get 1-sized axes so that every operand aligns on the right."""
+    rank = max(unbatched_rank(v) for v in node.inputs)
+    aligned = [with_rank(t, unbatched_rank(v), rank) if b else t for t, v, b in zip(inputs, node.inputs, batched)]
+    return outputs(apply(node.op, aligned, public_attrs(node))), [True] * len(node.outputs)
+
+
+def outputs(result) -> list:
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+def axes_attr(name: str, none_means_all: bool = True):
+    """Ops along the axes of attr `name` (an int, a tuple, or None for every axis): the axes shift by one."""
+    def rule(node, inputs, batched, batching):
+        _only_first(batched, name)
+        rank = unbatched_rank(node.inputs[0])
+        attrs = public_attrs(node)
+        if attrs.get(name) is None and not none_means_all:
+            raise NoRule(f"{name}=None")
+        attrs[name] = _shift_axes(attrs.get(name), rank)
+        return outputs(apply(node.op, inputs, attrs)), [True] * len(node.outputs)
+    return rule
+
+
+def _squeeze(node, inputs, batched, batching):
+    axis = node.attrs["axis"]
+    if axis is None:  # the 1-sized axes of one entry, which must be known
+        shape = node.inputs[0].shape
+        if shape.rank is None or any(dim is None for dim in shape.dims):
+            raise NoRule("squeeze(axis=None) of a value whose shape is not fully known")
+        axis = tuple(k for k, dim in enumerate(shape.dims) if dim == 1)
+    attrs = dict(public_attrs(node), axis=_shift_axes(axis, unbatched_rank(node.inputs[0])))
+    return [apply("Squeeze", inputs, attrs)], [True]
+
+
+def _expand_dims(node, inputs, batched, batching):
+    axis = node.attrs["axis"]
+    return [apply("ExpandDims", inputs, dict(public_attrs(node), axis=_shift(axis, 0)))], [True]
+
+
+def _transpose(node, inputs, batched, batching):
+    rank = unbatched_rank(node.inputs[0])
+    perm = node.attrs["perm"]
+    perm = tuple(reversed(range(rank))) if perm is None else tuple(perm)
+    return [apply("Transpose", inputs, dict(public_attrs(node), perm=(0,) + tuple(p + 1 for p in perm)))], [True]
+
+
+def _matmul(node, inputs, batched, batching):
+    ranks = [unbatched_rank(v) for v in node.inputs]
+    if min(ranks) < 2:
+        raise NoRule("a product with a vector operand")
+    return elementwise(node, inputs, batched, batching)
+
+
+def _reshape(node, inputs, batched, batching):
+    from autoloop.ops.api import cast, concat, reshape
+    _only_first(batched, "the shape")
+    target = node.attrs.get("shape")
+    if target is not None and -1 not in target:  # rows stay rows: [-1, ...] (a form scan's compaction follows)
+        return [apply("Reshape", inputs[:1], {"shape": (-1,) + tuple(target)})], [True]
+    target = convert(np.array(target, np.int32)) if target is not None else inputs[1]
+    entries = reshape(cast(convert(batch_size_of(inputs[0])), target.dtype), [1])
+    return [reshape(inputs[0], concat([entries, target], 0))], [True]
+
+
+def _strided_slice(node, inputs, batched, batching):
+    _only_first(batched, "an index")
+    spec = (("slice", None, None, None),) + tuple(node.attrs["spec"])
+    return [apply("StridedSlice", inputs, dict(public_attrs(node), spec=spec))], [True]
+
+
+def _gather(node, inputs, batched, batching):
+    axis = node.attrs["axis"]
+    if batched == [True, False]:
+        return [apply("GatherV2", inputs, dict(public_attrs(node), axis=_shift(axis, 0)))], [True]
+    if batched == [False, True] and axis == 0:  # a lookup per entry: the entries lead the indices and the result
+        return [apply("GatherV2", inputs, public_attrs(node))], [True]
+    raise NoRule("a gather whose indices differ per entry along an axis other than 0, or whose params and "
+                 "indices both differ per entry")
+
+
+def _joined(node, inputs, batched, batching):
+    """Pack / ConcatV2: every operand batched (shared ones broadcast), the axis shifted."""
+    inputs = [t if b else batching.broadcast(t) for t, b in zip(inputs, batched)]
+    attrs = dict(public_attrs(node), axis=_shift(node.attrs["axis"], 0))
+    return [apply(node.op, inputs, attrs)], [True]
+
+
+def _tile(node, inputs, batched, batching):
+    _only_first(batched, "the multiples")
+    if node.attrs.get("multiples") is None:
+        raise NoRule("multiples given as a tensor")
+    return [apply("Tile", inputs, dict(public_attrs(node), multiples=(1,) + tuple(node.attrs["multiples"])))], [True]
+
+
+def _one_hot(node, inputs, batched, batching):
+    _only_first(batched, "on/off values")
+    return [apply("OneHot", inputs, dict(public_attrs(node), axis=_shift(node.attrs["axis"], 0)))], [True]
+
+
+def _shape(node, inputs, batched, batching):
+    """One entry's shape: the same for every entry (what a per-entry loop sees)."""
+    return [apply("Shape", inputs, public_attrs(node))[1:]], [False]
+
+
+def _size(node, inputs, batched, batching):
+    from autoloop.ops.api import cast, reduce_prod
+    shape = apply("Shape", inputs, {"out_type": node.attrs["out_type"]})[1:]
+    return [cast(reduce_prod(shape), node.attrs["out_type"])], [False]
+
+
+def _rank(node, inputs, batched, batching):
+    return [convert(unbatched_rank(node.inputs[0]))], [False]
+
+
+_ELEMENTWISE = (
+    "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum", "BitwiseAnd",
+    "BitwiseOr", "BitwiseXor", "LogicalAnd", "LogicalOr", "Less", "LessEqual", "Greater", "GreaterEqual",
+    "Equal", "NotEqual", "Neg", "Abs", "Square", "LogicalNot", "Invert", "Sqrt", "Exp", "Log", "Sin", "Cos",
+    "Tan", "Tanh", "Sigmoid", "Identity", "Cast", "Ceil", "Floor", "IsFinite", "IsNan", "IsInf", "Log1p", "Expm1",
+    "Relu", "Round", "Rsqrt", "Sign", "StopGradient", "SelectV2", "ClipByValue", "ZerosLike", "OnesLike", "AddN",
+    "Atan2", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Reciprocal", "Softplus", "Elu", "Selu", "LeakyRelu",
+    "SquaredDifference", "Erf",
+)
+
+RULES = {name: elementwise for name in _ELEMENTWISE}
+RULES.update({name: axes_attr("axis") for name in ("Sum", "Prod", "Mean", "Max", "Min", "Any", "All")})
+RULES.update({name: axes_attr("axis", none_means_all=False) for name in (
+    "ArgMax", "ArgMin", "Softmax", "LogSoftmax", "Cumsum", "Cumprod", "ReverseV2", "Unpack")})
+RULES.update({
+    "Squeeze": _squeeze,
+    "ExpandDims": _expand_dims,
+    "Transpose": _transpose,
+    "MatMul": _matmul,
+    "Reshape": _reshape,
+    "StridedSlice": _strided_slice,
+    "GatherV2": _gather,
+    "Pack": _joined,
+    "ConcatV2": _joined,
+    "Tile": _tile,
+    "OneHot": _one_hot,
+    "Shape": _shape,
+    "Size": _size,
+    "Rank": _rank,
+})
