@@ -169,9 +169,20 @@ def _gradients_on_tape(arrays, func, results, differentiable) -> tuple:
     return tuple(np.asarray(g.numpy(), dtype=s.dtype.as_numpy_dtype) for g, s in zip(grads, sources))
 
 
+def _no_forward_mode(op, *tangents):
+    """Forward mode cannot derive py_function's rule from its gradient (which calls `func` under an eager tape,
+    an op with no gradient of its own to transpose), so it says so instead of giving no tangent."""
+    from autoloop.ops.location import format_location
+    where = f" (created at {format_location(op.location)})" if op.location else ""
+    raise NotImplementedError(
+        f"forward mode (ForwardAccumulator, jvp) cannot pass through py_function{where}: the Python function's "
+        f"derivative is known only to reverse mode. Take the gradient with a GradientTape, or write the function "
+        f"with autoloop ops")
+
+
 _JAX = "autoloop.backends.jax.kernels.effects:py_function"
 register(OpDef("PyFunction", kernel=_kernel, infer=_infer, stateful=True, gradient=_py_function_gradient,
-               kernels={"jax": _JAX}))
+               jvp=_no_forward_mode, kernels={"jax": _JAX}))
 register(OpDef("PyFunctionStateless", kernel=_kernel, infer=_infer, gradient=NOT_DIFFERENTIABLE,  # numpy only
                kernels={"jax": _JAX}))
 # Not an effect itself: a backward pass whose gradients nobody reads need not call func again.

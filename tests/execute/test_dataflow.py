@@ -503,7 +503,7 @@ def test_a_chain_of_element_wise_kernels_in_frames_reuses_one_buffer():
     lowered = dataflow.lower(graph)
     plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
     in_place = {node.name: slot for node, slot in zip(plan.nodes, plan._in_place_slots()) if slot is not None}
-    assert in_place == {"while/body/Add_1": 0, "while/body/Tanh": 0}  # not Mul: it reads x, the loop's input
+    assert in_place == {"while/body/add_1": 0, "while/body/Tanh": 0}  # not mul: it reads x, the loop's input
     (total,) = dataflow.execute(plan, [x], workers=0)
     assert_identical(interpret(graph, x)[0], total)
     tracemalloc.start()  # numpy reports its arrays to tracemalloc
