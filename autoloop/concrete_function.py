@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes, nest
-from autoloop.arguments import input_array, is_input
+from autoloop.arguments import flatten, input_array, is_input
 from autoloop.backends import compiler_for
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
@@ -118,7 +118,7 @@ class ConcreteFunction:
         TypeError if they are not as many, or not of the dtypes and shapes, as
         the graph's inputs (a graph traced for int32 never runs on float32).
         """
-        arrays = [input_array(a, self.backend) for a in nest.flatten(list(args)) if is_input(a)]
+        arrays = [input_array(a, self.backend) for a in flatten(list(args)) if is_input(a)]
         if len(arrays) != len(self.graph.inputs):
             raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
                             f"tensor arguments, got {len(arrays)}")
