@@ -207,11 +207,6 @@ def trace_key(arguments, reduce_retracing, backend="numpy", key_inputs=True):
     return tuple(key), arrays, specs
 
 
-def signature_key(leaves, reduce_retracing, backend="numpy"):
-    """`trace_key` of flat `leaves` (a list of arguments)."""
-    return trace_key(list(leaves), reduce_retracing, backend)
-
-
 def _parts(value):
     """``(shape_key, children)`` of a structure an argument key opens (a nest or a record), else None."""
     if nest.is_nested(value):
@@ -300,7 +295,7 @@ def python_key(value, ancestors=()):
         hashable = False
     if hashable and kind.__eq__ is not object.__eq__:  # a value with its own ==: a number, frozenset, ...
         return ("py", kind, value)
-    if isinstance(value, set | frozenset | bytearray):
+    if isinstance(value, set | bytearray):
         return ("py", kind, bytes(value) if isinstance(value, bytearray) else frozenset(value))
     if any(value is ancestor for ancestor in ancestors):
         return ("py-id", _Held(value))
