@@ -138,14 +138,14 @@ def short_key(args, device_array_types):
     than (dtype, shape)) per device array, and (type, value) per Python value. Each selects the trace that
     `trace_key` selects for the same call, so a cache keyed by it is sound.
     """
-    if len(args) == 1 and type(args[0]) is Tensor:  # the commonest call, without the loop's lists
-        value = args[0]._numpy
-        kind = type(value)
-        if kind is _ndarray:
-            return ((value.dtype, value.shape),), (value,)
-        if kind in _SCALAR_TYPES:
-            return (kind,), (value,)
-        return None
+    if len(args) == 1:  # the commonest call, one tensor, without the loop's lists
+        arg = args[0]
+        if type(arg) is Tensor:
+            value = arg._numpy
+            kind = type(value)
+            if kind is _ndarray:
+                return ((value.dtype, value.shape),), (value,)
+            return ((kind,), (value,)) if kind in _SCALAR_TYPES else None
     key, arrays = [], []
     for arg in args:
         kind = type(arg)
