@@ -19,6 +19,9 @@ import pytest
 
 import autoloop as al
 
+# Calls with a new config on purpose trace on each call: the retracing warning says so, rightly.
+pytestmark = pytest.mark.filterwarnings("ignore:.*traced a new graph on each")
+
 
 @pytest.fixture(params=["numpy", "jax"])
 def backend_name(request):
