@@ -71,6 +71,7 @@ RUNS = {"numpy": MODES, "interpreter": ("interpreter",), "jax": ("jax mixed", "j
         "session": ("session",), "object": OBJECT_RUNS,
         "gradient": ("numpy", "numpy checkpoint", "jax", "jax checkpoint", "eager tape")}
 TIMEOUT_S = 10
+JAX_TIMEOUT_S = 60  # XLA compiles every program (and its gradient): seconds each on a loaded machine
 
 # Errors the contract allows where graph control flow cannot follow Python:
 # (exception type, pattern its message must match). Each must also show the
@@ -195,8 +196,9 @@ def run_mode(function, program: Program, mode: str, timeout_s=TIMEOUT_S) -> Resu
             return _call(al.function(function), args, timeout_s)
     if mode == "session":
         return _call(lambda *args: run_in_session(function, args), args, timeout_s)
-    backend = "jax" if mode.startswith("jax") else "numpy"
-    return _call(al.function(function, backend=backend), args, timeout_s)
+    if mode.startswith("jax"):
+        return _call(al.function(function, backend="jax"), args, max(timeout_s, JAX_TIMEOUT_S))
+    return _call(al.function(function), args, timeout_s)
 
 
 @contextlib.contextmanager
@@ -405,6 +407,7 @@ def signature_of(error) -> str:
     message = _first_line(error)
     message = re.sub(r"\(?<fuzz program \d+>\)?|\S+\.py", "FILE", message)
     message = re.sub(r"\b[A-Z]\w*?(_\d+)?:\d+", "OP", message)  # graph values: Sub_1:0
+    message = re.sub(r"\b([A-Z][A-Za-z]+)_\d+\b", r"\1", message)  # graph nodes: StackPush_2
     message = re.sub(r"'[^']*'", "'_'", message)
     message = re.sub(r"'_'(, '_')+", "'_', ...", message)
     message = re.sub(r"\b\d+\b", "N", message)
