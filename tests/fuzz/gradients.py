@@ -3,7 +3,7 @@
 `generate(seed, index)` writes ``generated(a, b, xs)`` over float64 tensors
 (``a``, ``b`` scalars, ``xs`` a vector): smooth assignments, ``if`` on tensor
 conditions, ``while`` loops with a data-dependent condition (bounded by a
-counter), ``for`` over ``xs`` and over ``range``, ``break``/``continue``
+counter), `while_loop` calls, ``for`` over ``xs`` and over ``range``, ``break``/``continue``
 under conditions, a list appended to and stacked, nested at random. The
 program returns a scalar, and ``gradient_of(a, b, xs)`` (added to the
 module) returns it with its `GradientTape` gradient with respect to
@@ -15,9 +15,9 @@ module) returns it with its `GradientTape` gradient with respect to
   checked against central finite differences where the function is smooth
   (two step sizes agree), to 1e-5;
 - traced with ``@autoloop.function`` on ``numpy`` and ``jax``, with and
-  without ``set_loop_options(checkpoint=True)`` as the first statement of
-  every loop: value and gradients must equal the eager tape's to 1e-9
-  (relative).
+  without checkpointing (``set_loop_options(checkpoint=True)`` as the first
+  statement of every loop, ``checkpoint=True`` in every `while_loop` call):
+  value and gradients must equal the eager tape's to 1e-9 (relative).
 
 A gradient the tape returns as None (no path from that source) counts as
 zeros.
@@ -48,6 +48,7 @@ def gradient_of(a, b, xs):
     return y, tape.gradient(y, [a, b, xs])
 """
 CHECKPOINT = "al.autograph.experimental.set_loop_options(checkpoint=True)"
+CHECKPOINT_ARGUMENT = "CHECKPOINT_ARGUMENT"  # in a while_loop call: None, or True when checkpointed
 TRACED_RTOL, FD_RTOL, FD_ATOL = 1e-9, 1e-5, 1e-6
 
 # Smooth, bounded updates: {u} and {w} are variables or loop values.
@@ -86,7 +87,7 @@ class _Writer:
 
     def statement(self, names, indent, depth, in_loop):
         self.budget -= 1
-        kinds = {"assign": 5, "append": 1}
+        kinds = {"assign": 5, "append": 1, "while_loop": 0.7}
         if depth < 3 and self.budget > 0:
             kinds.update({"if": 3, "while": 2, "for_xs": 2, "for_range": 1})
         if in_loop:
@@ -97,6 +98,10 @@ class _Writer:
             return [f"{indent}{target} = {self.update(names)}"]
         if kind == "append":
             return [f"{indent}acc.append({self.update(names)})"]
+        if kind == "while_loop":  # the functional form, its checkpoint option an argument
+            return [f"{indent}c, d = al.while_loop(lambda c, d: {self.condition(['c', 'd'])}, "
+                    f"lambda c, d: ({self.update(['c', 'd', 'a'])}, {self.update(['c', 'd', 'b'])}), (c, d), "
+                    f"maximum_iterations={self.rng.randint(1, 4)}, checkpoint={CHECKPOINT_ARGUMENT})"]
         if kind in ("break", "continue"):
             return [f"{indent}if {self.condition(names)}:", f"{indent}    {kind}"]
         inner = indent + "    "
@@ -149,7 +154,7 @@ def _source(lines, checkpoint):
                 indent = header[:len(header) - len(header.lstrip())] + "    "
                 out.append(indent + CHECKPOINT)
             continue
-        out.append(line)
+        out.append(line.replace(CHECKPOINT_ARGUMENT, "True" if checkpoint else "None"))
     return "\n".join(out) + "\n" + GRADIENT_OF
 
 
