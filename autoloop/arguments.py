@@ -12,7 +12,8 @@ call of tensors and Python numbers):
   ``__attrs_attrs__``): keyed by their type and fields, each field keyed by
   this same rule, so tensors among them are inputs like any nest's;
 - a Python number, string, ``None``, enum member or other hashable value
-  with its own ``==`` is keyed by value (a new value retraces);
+  with its own ``==`` is keyed by value (a new value retraces), as a dict
+  key is: such a value must not change while it is one (Python's rule);
 - functions, classes and modules are keyed by identity;
 - any other object is keyed by identity *and* by a snapshot of its
   attributes (``vars(obj)`` and slots, recursively: Python values by value,
