@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop import dtypes, nest, signatures
-from autoloop.arguments import TensorSpec, input_array, is_input
+from autoloop.arguments import TensorSpec, flatten, input_array, is_input
 from autoloop.backends import compiler_for
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
@@ -128,7 +128,7 @@ class ConcreteFunction:
         self._check_python_values(args, kwargs)
         if kwargs:
             args = self._in_parameter_order(args, kwargs)
-        arrays = [input_array(a, self.backend) for a in nest.flatten(list(args)) if is_input(a)]
+        arrays = [input_array(a, self.backend) for a in flatten(list(args)) if is_input(a)]
         if len(arrays) != len(self.graph.inputs):
             raise TypeError(f"this concrete function of {self.graph.name} takes {len(self.graph.inputs)} "
                             f"tensor arguments, got {len(arrays)}")

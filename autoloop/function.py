@@ -12,7 +12,9 @@
 
 Arguments that are tensors or numpy arrays become graph inputs, keyed by
 dtype and shape; any other Python value is baked into the trace (a new value
-retraces). Each distinct key is traced once into a `ConcreteFunction` whose
+retraces); records (dataclasses, attrs-style objects) are opened into their
+fields, and other objects are keyed by identity and a snapshot of their
+attributes (`autoloop.arguments` states the rule). Each distinct key is traced once into a `ConcreteFunction` whose
 graph is compiled once by the executor.
 
 Tracing is slow, so a Function that traces on 5 calls in a row (a new Python
@@ -30,11 +32,9 @@ import sys
 import threading
 import warnings
 
-import numpy as np
-
-from autoloop import config, dtypes, nest, signatures
-from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
-                                name_of, signature_key, signature_of)
+from autoloop import arguments, config, nest, signatures
+from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array, name_of,
+                                short_key, signature_of)
 from autoloop.autodiff import function_calls, tape
 from autoloop.autograph.features import check_features
 from autoloop.backends import check_backend
@@ -129,59 +129,12 @@ class Function:
         fast_key = None
         fast_runs = self._fast_runs
         if fast_runs is not None and not kwargs:
-            if len(args) == 1:
-                # One tensor or JAX array, the commonest call: its key as the loop below makes it, without
-                # the loop's lists (0.4 µs of a 1.2 µs call, more where a loop has evicted it from the caches).
-                arg = args[0]
-                kind = type(arg)
-                key = None
-                if kind is Tensor:
-                    value = arg._numpy
-                    kind = type(value)
-                    if kind is _ndarray:
-                        key = ((value.dtype, value.shape),)
-                    elif kind in _SCALAR_TYPES:
-                        key = (kind,)
-                    arg = value
-                elif kind in self._device_array_types:
-                    key = (arg.aval,)
-                if key is not None:
-                    run_flat = fast_runs.get(key)
-                    if run_flat is not None:
-                        if self._tracing_calls_in_a_row:
-                            self._tracing_calls_in_a_row = 0
-                        return run_flat((arg,))
-            # The short path of a call whose arguments are eager tensors over ndarrays or numpy scalars,
-            # and Python numbers, strings or None (the common call), written out here: a helper function
-            # would cost 0.2 µs of 1.1 µs. Its key is (dtype, shape) per array, the scalar's type (its
-            # dtype; shape ()) per numpy scalar and (type, value) per Python value. Sound because defaults
-            # never change: these select the trace that the full key selects (the first call with a key
-            # looks it up, and raises for what it cannot take).
-            key, arrays = [], []
-            for arg in args:
-                kind = type(arg)
-                if kind is not Tensor:
-                    if kind in self._device_array_types:  # a JAX array, on its device: passed as it is
-                        # Its abstract value (dtype, shape, weak type, sharding) is finer than the full
-                        # key's (dtype, shape), so it selects the same trace, and is 0.3 µs cheaper.
-                        key.append(arg.aval)
-                        arrays.append(arg)
-                        continue
-                    if kind not in _PYTHON_CONSTANTS:
-                        break
-                    key.append((kind, arg))  # baked into the trace, as the full key has it
-                    continue
-                value = arg._numpy
-                kind = type(value)
-                if kind is _ndarray:
-                    key.append((value.dtype, value.shape))
-                elif kind in _SCALAR_TYPES:
-                    key.append(kind)
-                else:  # a symbolic tensor (no value), a TensorArray's list, an ndarray subclass
-                    break
-                arrays.append(value)
-            else:
-                fast_key = tuple(key)
+            # The short path: a call of eager tensors and Python numbers (the common call) selects its trace
+            # by `short_key`, a cache in front of the full key. Sound because defaults never change: the
+            # first call with a short key looks its trace up by the full key (and raises for what it cannot take).
+            short = short_key(args, self._device_array_types)
+            if short is not None:
+                fast_key, arrays = short
                 run_flat = fast_runs.get(fast_key)
                 if run_flat is not None:
                     if self._tracing_calls_in_a_row:  # read, not written, on the common call
@@ -197,21 +150,21 @@ class Function:
     def _call_eagerly(self, args, kwargs):
         """`config.run_functions_eagerly(True)`: the plain Python function on the arguments as given (an
         input signature still checks them), as TensorFlow runs it."""
-        arguments = self._bind(args, kwargs)
-        return self.python_function(*arguments[0], **arguments[1])
+        bound = self._bind(args, kwargs)
+        return self.python_function(*bound[0], **bound[1])
 
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
         concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        arguments = self._bind(args, kwargs)
-        inputs = [leaf for leaf in nest.flatten(arguments) if is_input(leaf)]
-        watching = self._watching(concrete, arguments)
+        bound = self._bind(args, kwargs)
+        inputs = [leaf for leaf in arguments.flatten(bound) if is_input(leaf)]
+        watching = self._watching(concrete, bound)
         if watching is None:
             return function_calls.call(concrete, inputs, arrays)
         points = tape.point_values(watching.watched_variables)
         return function_calls.call(watching, inputs + points, list(arrays) + [p._numpy for p in points])
 
-    def _watching(self, concrete, arguments):
+    def _watching(self, concrete, bound):
         """For a trace that reads variables, its twin whose reads tapes can differentiate (each read plus a
         watch point input, `autoloop.autodiff.tape.CallPoints`), made once and kept on it; else None."""
         watching = concrete.__dict__.get("_watching")
@@ -219,7 +172,7 @@ class Function:
             with self._trace_lock:
                 watching = concrete.__dict__.get("_watching")
                 if watching is None:
-                    watching = self._trace_once(arguments, concrete.input_specs, may_create_variables=False,
+                    watching = self._trace_once(bound, concrete.input_specs, may_create_variables=False,
                                                 watch_variables=True)[0] if cells_of(concrete.graph) else False
                     concrete.__dict__["_watching"] = watching
         return watching or None
@@ -246,14 +199,14 @@ class Function:
         return self._tracing_count
 
     def _concrete_and_inputs(self, args, kwargs, count_call=False):
-        arguments = self._bind(args, kwargs)
-        leaves = nest.flatten(arguments)
+        bound = self._bind(args, kwargs)
         # A backend that compiles per concrete shape (XLA) gets a trace per concrete shape too: its
         # graph then knows every shape its compiler will see.
         per_shape = self._backend.static_shapes
-        key, arrays, specs = signature_key(leaves, self.reduce_retracing and not per_shape, self.backend)
-        if self.input_signature is not None and not per_shape:  # one trace, at the declared shapes
-            key = ("input_signature",) + tuple(k for k in key if k[0] in ("py", "py-id"))
+        one_trace = self.input_signature is not None and not per_shape  # one trace, at the declared shapes
+        key, arrays, specs = arguments.trace_key(bound, self.reduce_retracing and not per_shape, self.backend,
+                                                 key_inputs=not one_trace)
+        if one_trace:
             specs = [(spec.dtype, spec.shape) for spec in self.input_signature]
         concrete = self._traces.get(key)
         traced = False
@@ -261,7 +214,7 @@ class Function:
             with self._trace_lock:  # another thread may be tracing this very key
                 concrete = self._traces.get(key)
                 if concrete is None:
-                    concrete = self._trace(arguments, specs)
+                    concrete = self._trace(bound, specs)
                     self._traces[key] = concrete
                     self._tracing_count += 1
                     traced = True
@@ -298,16 +251,16 @@ class Function:
         bound.apply_defaults()
         return [list(bound.args), dict(bound.kwargs)]
 
-    def _trace(self, arguments, specs) -> ConcreteFunction:
+    def _trace(self, bound, specs) -> ConcreteFunction:
         # TensorFlow's rule for variables made while tracing: only in the first trace, and a first trace
         # that made some is traced again, without making more (`autoloop.variables.creation_rule`).
         first = self._tracing_count == 0
-        concrete, created = self._trace_once(arguments, specs, may_create_variables=first)
+        concrete, created = self._trace_once(bound, specs, may_create_variables=first)
         if created:
-            concrete, _ = self._trace_once(arguments, specs, may_create_variables=False)
+            concrete, _ = self._trace_once(bound, specs, may_create_variables=False)
         return concrete
 
-    def _trace_once(self, arguments, specs, may_create_variables, watch_variables=False):
+    def _trace_once(self, bound, specs, may_create_variables, watch_variables=False):
         """A trace and how many variables it made; `watch_variables`: each trainable variable read gets a
         watch point input after the arguments' (`autoloop.autodiff.tape.CallPoints`), for eager tapes."""
         graph = Graph(name_of(self.python_function))
@@ -320,7 +273,7 @@ class Function:
                     return leaf
                 dtype, shape = next(spec_iter)
                 return Tensor(value=graph.add_input(dtype, shape, name="arg"))
-            args, kwargs = nest.map_structure(placeholder, arguments)
+            args, kwargs = arguments.map_leaves(placeholder, bound)
             try:
                 result = self._target(*args, **kwargs)
             except RecursionError:
@@ -436,10 +389,7 @@ def _jit_backend(jit_compile, backend):
 
 
 # -- signatures ---------------------------------------------------------------
-_ndarray = np.ndarray  # one global read in the short path, not np's module dictionary too
 _BUSY = context.BUSY
-_SCALAR_TYPES = frozenset(dtype.as_numpy_dtype for dtype in dtypes.SUPPORTED)  # numpy scalar types, keyed alone
-_PYTHON_CONSTANTS = frozenset((int, float, bool, str, type(None)))  # Python arguments the short path keys by value
 
 
 def _refuse_session_graph(function, graph) -> None:

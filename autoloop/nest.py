@@ -22,31 +22,34 @@ def is_nested(value) -> bool:
     return isinstance(value, list | tuple | dict)
 
 
-def _children(value):
+def children(value):
+    """The direct children of a nested `value` (a dict's values in sorted key order)."""
     if isinstance(value, dict):
-        return [value[k] for k in _sorted_keys(value)]
+        return [value[k] for k in sorted_keys(value)]
     return list(value)
 
 
-def _sorted_keys(mapping):
+def sorted_keys(mapping):
+    """`mapping`'s keys in the order nest visits them; TypeError if they cannot be sorted."""
     try:
         return sorted(mapping)
     except TypeError:
         raise TypeError(f"nest needs sortable dict keys, got {list(mapping)!r}") from None
 
 
-def _rebuild(template, children):
+def rebuild(template, items):
+    """A structure of `template`'s type holding `items` (in the order `children(template)` gives)."""
     if isinstance(template, dict):
-        rebuilt = dict(zip(_sorted_keys(template), children))
+        rebuilt = dict(zip(sorted_keys(template), items))
         pairs = [(k, rebuilt[k]) for k in template]
         if isinstance(template, collections.defaultdict):  # its first argument is the default factory
             return type(template)(template.default_factory, pairs)
         return type(template)(pairs)
     if is_namedtuple(template):
-        return type(template)(*children)
+        return type(template)(*items)
     if isinstance(template, tuple):
-        return tuple(children)
-    return list(children)
+        return tuple(items)
+    return list(items)
 
 
 def flatten(structure) -> list:
@@ -54,7 +57,7 @@ def flatten(structure) -> list:
     if not is_nested(structure):
         return [structure]
     leaves = []
-    for child in _children(structure):
+    for child in children(structure):
         leaves.extend(flatten(child))
     return leaves
 
@@ -63,9 +66,9 @@ def flatten_with_paths(structure, prefix=()):
     """``(path, leaf)`` pairs; a path is a tuple of indices and dict keys."""
     if not is_nested(structure):
         return [(prefix, structure)]
-    keys = _sorted_keys(structure) if isinstance(structure, dict) else range(len(structure))
+    keys = sorted_keys(structure) if isinstance(structure, dict) else range(len(structure))
     pairs = []
-    for key, child in zip(keys, _children(structure)):
+    for key, child in zip(keys, children(structure)):
         pairs.extend(flatten_with_paths(child, prefix + (key,)))
     return pairs
 
@@ -84,11 +87,11 @@ def pack_sequence_as(structure, flat_sequence):
 def _pack(structure, flat, index):
     if not is_nested(structure):
         return flat[index], index + 1
-    children = []
-    for child in _children(structure):
+    packed_children = []
+    for child in children(structure):
         packed, index = _pack(child, flat, index)
-        children.append(packed)
-    return _rebuild(structure, children), index
+        packed_children.append(packed)
+    return rebuild(structure, packed_children), index
 
 
 def map_structure(func, *structures):
@@ -130,7 +133,7 @@ def _structure_difference(first, second, check_types):
         return ValueError, f"dict keys {sorted(first)} differ from {sorted(second)}"
     if len(first) != len(second):
         return ValueError, f"length {len(first)} differs from length {len(second)}"
-    for a, b in zip(_children(first), _children(second)):
+    for a, b in zip(children(first), children(second)):
         problem = _structure_difference(a, b, check_types)
         if problem is not None:
             return problem
@@ -170,7 +173,7 @@ def map_structure_up_to_leaves(structure):
     """`structure` with every leaf shown as a dot, for error messages."""
     if not is_nested(structure):
         return _Dot()
-    return _rebuild(structure, [map_structure_up_to_leaves(c) for c in _children(structure)])
+    return rebuild(structure, [map_structure_up_to_leaves(c) for c in children(structure)])
 
 
 class _Dot:

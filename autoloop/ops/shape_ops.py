@@ -96,6 +96,14 @@ def stack(values, axis=0, name=None):
     if isinstance(values, Tensor):
         raise TypeError(f"stack takes a list of tensors, got the single tensor {values.name}; "
                         f"pass [tensor] to add a new axis of size 1")
+    if hasattr(values, "__autoloop_tensor__"):  # a list appended to in graph control flow: its items
+        stacked = values.__autoloop_tensor__()
+        if axis == 0:
+            return stacked
+        rank = stacked.shape.rank
+        perm = list(range(1, rank))
+        perm.insert(axis % rank if axis < 0 else axis, 0)
+        return transpose(stacked, perm)
     tensors = _same_dtype_tensors(values, "stack")
     if not tensors:
         raise ValueError("stack needs at least one tensor, got an empty list")

@@ -15,7 +15,6 @@ import numpy as np
 
 from autoloop.ops import math_ops
 from autoloop.ops.array_ops import slice_tensor
-from autoloop.ops.constant_ops import constant
 from autoloop.ops.linalg_ops import matmul
 from autoloop.ops.shape_ops import transpose, unstack
 from autoloop.tensor import BOOL_HINT, Tensor
@@ -82,7 +81,8 @@ def _iter(self):
         return iter(unstack(self, num=rows))
     if np.ndim(self.numpy()) == 0:
         raise TypeError("Cannot iterate over a scalar (rank 0) tensor.")
-    return iter([constant(row) for row in self.numpy()])
+    # An op, not fresh constants: a GradientTape recording here sees each row come from `self`.
+    return iter(unstack(self, num=len(self.numpy())))
 
 
 def install(cls=Tensor) -> None:

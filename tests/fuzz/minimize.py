@@ -20,7 +20,7 @@ _BLOCKS = ("body", "orelse", "finalbody")
 
 def minimize(program, mode: str, max_runs: int = 300) -> str:
     """The smallest source found that fails like `program` does in `mode`."""
-    modes = MODES[:MODES.index(mode) + 1]
+    modes = MODES[:MODES.index(mode) + 1] if mode in MODES else (mode,)
     original = run_program(program, modes)
     target = original.modes[-1]
     if target.kind == OK:

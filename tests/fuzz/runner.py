@@ -1,11 +1,25 @@
 """Run a generated program as plain Python and converted, and classify the outcome.
 
 Each program runs once as plain Python (the oracle) and then converted in
-four ways: `eager` (the converted function called outside any trace, on
-Python values), `python` (``@autoloop.function`` on Python values: every
-condition is a Python value, traced), `mixed` (some arguments tensors) and
-`tensor` (every argument a tensor, so most conditions are graph control
-flow). Each converted run gets one of four classes:
+the runs of one *mode* (`RUNS`):
+
+- ``numpy``: `eager` (the converted function called outside any trace, on
+  Python values), `python` (``@autoloop.function`` on Python values: every
+  condition is a Python value, traced), `mixed` (some arguments tensors) and
+  `tensor` (every argument a tensor, so most conditions are graph control
+  flow), on the numpy executor;
+- ``interpreter``: the `tensor` run's trace run by the reference interpreter
+  (`autoloop.execute.interpreter`) instead of the compiled executor;
+- ``jax``: the `mixed` and `tensor` runs with ``backend="jax"``;
+- ``session``: the function called while a `compat.v1` graph is built, on
+  placeholders, its results fetched with `Session.run`;
+- ``object``: the program's ``b`` and ``xs`` passed inside a config object
+  (a dataclass, a namedtuple, an attrs-style class, a plain object), called
+  three times with the config changed in between (mutated where it can be);
+- ``gradient``: float programs of their own (`tests.fuzz.gradients`), whose
+  traced gradients are checked against the eager tape and finite differences.
+
+Each converted run gets one of four classes:
 
 - ``ok``: the same value as Python, or the same exception type;
 - ``wrong answer``: a value that differs from Python's, or a value where
@@ -15,10 +29,11 @@ flow). Each converted run gets one of four classes:
   message that shows autoloop's internal names or values;
 - ``documented limitation``: an error README and the API contract document
   for graph control flow (for example ``try``/``except`` around a loop with a
-  tensor condition), raised with the user's line. Runs whose conditions are
-  all Python values (eager runs, and traced runs on Python arguments of a
-  program that makes no tensors itself) have no limitations: there any error
-  Python does not raise is an internal error.
+  tensor condition, or what XLA cannot compile on ``backend="jax"``), raised
+  with the user's line. Runs whose conditions are all Python values (eager
+  runs, and traced runs on Python arguments of a program that makes no
+  tensors itself) have no limitations: there any error Python does not raise
+  is an internal error.
 
     >>> outcome = run_program(generate(seed=0, index=3))
     >>> outcome.worst().kind            # 'ok', 'wrong answer', ...
@@ -26,6 +41,8 @@ flow). Each converted run gets one of four classes:
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
 import itertools
 import linecache
@@ -37,14 +54,24 @@ import numpy as np
 
 import autoloop as al
 from autoloop.compiler import conversion
+from autoloop.concrete_function import ConcreteFunction
+from autoloop.errors import BackendError
+from autoloop.execute.interpreter import interpret
+from autoloop.runtime.lists import TensorList
+from autoloop.tensor import Tensor
 
 from tests.fuzz.generator import FUNCTION, Program
 
 OK, WRONG, INTERNAL, LIMITATION = "ok", "wrong answer", "internal error", "documented limitation"
 CLASSES = (OK, WRONG, INTERNAL, LIMITATION)
 SEVERITY = {OK: 0, LIMITATION: 1, INTERNAL: 2, WRONG: 3}
-MODES = ("eager", "python", "mixed", "tensor")
+MODES = ("eager", "python", "mixed", "tensor")  # the numpy mode's runs
+OBJECT_RUNS = ("dataclass", "namedtuple", "attrs-style", "plain object")
+RUNS = {"numpy": MODES, "interpreter": ("interpreter",), "jax": ("jax mixed", "jax tensor"),
+        "session": ("session",), "object": OBJECT_RUNS,
+        "gradient": ("numpy", "numpy checkpoint", "jax", "jax checkpoint", "eager tape")}
 TIMEOUT_S = 10
+JAX_TIMEOUT_S = 60  # XLA compiles every program (and its gradient): seconds each on a loaded machine
 
 # Errors the contract allows where graph control flow cannot follow Python:
 # (exception type, pattern its message must match). Each must also show the
@@ -53,6 +80,7 @@ DOCUMENTED = (
     (NotImplementedError, re.compile(r"try statement|global or nonlocal|cannot be converted")),
     (ValueError, re.compile(r"is (None|a Python \w+|not assigned) (in the|after an iteration|before|where)")),
     (TypeError, re.compile(r"loop variable .* (dtype|structure)|changes? (its )?(dtype|structure)")),
+    (BackendError, re.compile(r"cannot be compiled by XLA|XLA")),  # backend="jax": docs/api.md lists them
 )
 
 # Names that exist only in converted code or inside autoloop: a message
@@ -142,7 +170,7 @@ def arguments(program: Program, mode: str) -> tuple:
     """The arguments of `program` for a run in `mode` (some become tensors)."""
     if mode in ("eager", "python"):
         tensors = ()
-    elif mode == "tensor":
+    elif mode.endswith("tensor") or mode in ("interpreter", "session"):
         tensors = (0, 1, 2)
     else:
         tensors = program.mixed
@@ -163,11 +191,62 @@ def run_mode(function, program: Program, mode: str, timeout_s=TIMEOUT_S) -> Resu
         except Exception as error:
             return Result(error=error)
         return _call(converted, args, timeout_s)
+    if mode == "interpreter":
+        with interpreted():
+            return _call(al.function(function), args, timeout_s)
+    if mode == "session":
+        return _call(lambda *args: run_in_session(function, args), args, timeout_s)
+    if mode.startswith("jax"):
+        return _call(al.function(function, backend="jax"), args, max(timeout_s, JAX_TIMEOUT_S))
     return _call(al.function(function), args, timeout_s)
 
 
+@contextlib.contextmanager
+def interpreted():
+    """Traces made inside run on the reference interpreter instead of the compiled executor."""
+    compile_graph = ConcreteFunction.compile
+    ConcreteFunction.compile = lambda self, graph: _Interpreted(graph)
+    try:
+        yield
+    finally:
+        ConcreteFunction.compile = compile_graph
+
+
+class _Interpreted:
+    """A graph run by `interpret`, with the compiled executor's ``runner`` entry point."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def runner(self, finish=None, one=None):
+        def run(inputs):
+            outputs = interpret(self.graph, *inputs)
+            if one is not None and len(outputs) == 1:
+                return one(outputs[0])
+            return finish(outputs)
+        return run
+
+
+def run_in_session(function, args):
+    """``function(*args)`` as TF1 code runs it: called while a `compat.v1` graph is built, on
+    placeholders of the arguments' dtypes and shapes, its tensors fetched by one `Session.run` (an
+    appended list stacked first, as TF1 code would fetch it)."""
+    from autoloop.compat import v1
+    arrays = [np.asarray(arg.numpy()) for arg in args]
+    graph = v1.Graph()
+    with graph.as_default():
+        placeholders = [v1.placeholder(al.as_dtype(array.dtype), shape=array.shape) for array in arrays]
+        result = al.function(function)(*placeholders)
+        leaves = al.nest.flatten(result)
+        fetches = {position: al.stack(leaf) if isinstance(leaf, TensorList) else leaf
+                   for position, leaf in enumerate(leaves) if isinstance(leaf, Tensor | TensorList)}
+    with v1.Session(graph=graph) as session:
+        values = session.run(fetches, feed_dict=dict(zip(placeholders, arrays)))
+    return al.nest.pack_sequence_as(result, [values.get(position, leaf) for position, leaf in enumerate(leaves)])
+
+
 def run_program(program: Program, modes=MODES, source=None, timeout_s=TIMEOUT_S) -> Outcome:
-    """Run `program` (or `source` on its arguments) as Python and in each of `modes`.
+    """Run `program` (or `source` on its arguments) as Python and in each of `modes` (runs of `RUNS`).
 
     The converted runs share one function object, as a user's calls with
     different arguments would (so caches between traces are exercised too).
@@ -177,9 +256,77 @@ def run_program(program: Program, modes=MODES, source=None, timeout_s=TIMEOUT_S)
     function = load(source)
     # A program that makes tensors itself (al.stack) may have tensor conditions on Python arguments.
     makes_tensors = "al." in source
-    outcomes = [classify(expected, run_mode(function, program, mode, timeout_s), mode, makes_tensors)
-                for mode in modes]
+    outcomes = []
+    for mode in modes:
+        if mode in OBJECT_RUNS:
+            outcomes.append(run_with_config(source, program, mode, expected, timeout_s))
+        else:
+            outcomes.append(classify(expected, run_mode(function, program, mode, timeout_s), mode, makes_tensors))
     return Outcome(program, expected, outcomes)
+
+
+# -- configs: the object mode ---------------------------------------------------------------
+
+@dataclasses.dataclass
+class DataConfig:
+    b: object
+    xs: object
+
+
+TupleConfig = collections.namedtuple("TupleConfig", ["b", "xs"])
+
+
+class _Field:
+    def __init__(self, name):
+        self.name = name
+
+
+class AttrsConfig:
+    """What the attrs package generates for ``b`` and ``xs`` (without depending on it)."""
+
+    __attrs_attrs__ = (_Field("b"), _Field("xs"))
+
+    def __init__(self, b, xs):
+        self.b, self.xs = b, xs
+
+
+class PlainConfig:
+    def __init__(self, b, xs):
+        self.b, self.xs = b, xs
+
+
+CONFIGS = {"dataclass": DataConfig, "namedtuple": TupleConfig, "attrs-style": AttrsConfig,
+           "plain object": PlainConfig}
+CONFIGURED = """
+
+def configured(a, config):
+    return generated(a, config.b, config.xs)
+"""
+
+
+def run_with_config(source: str, program: Program, mode: str, expected: Result, timeout_s=TIMEOUT_S):
+    """The object mode: ``generated(a, config.b, config.xs)`` traced, ``a`` a tensor, ``b`` a Python
+    int and ``xs`` a tensor in a config of kind `mode`, called on the program's values, then on a
+    changed config (``b + 1`` and ``xs`` reversed: the same shape), then on the first values again;
+    the worst of the three against plain Python's results."""
+    a, b, xs = program.args
+    python = load(source)
+    function = al.function(load(source + CONFIGURED, "configured"))
+    config = CONFIGS[mode](b, al.constant(xs, dtype=al.int32))
+    first = classify(expected, _call(function, (al.constant(a), config), timeout_s), mode, True)
+    changed = (b + 1, list(reversed(xs)))
+    if mode == "namedtuple":
+        config = config._replace(b=changed[0], xs=al.constant(changed[1], dtype=al.int32))
+    else:
+        config.b, config.xs = changed[0], al.constant(changed[1], dtype=al.int32)
+    second = classify(_call(python, (a,) + changed, timeout_s), _call(function, (al.constant(a), config), timeout_s),
+                      mode, True)
+    if mode == "namedtuple":
+        config = TupleConfig(b, al.constant(xs, dtype=al.int32))
+    else:
+        config.b, config.xs = b, al.constant(xs, dtype=al.int32)
+    third = classify(expected, _call(function, (al.constant(a), config), timeout_s), mode, True)
+    return max((first, second, third), key=lambda outcome: SEVERITY[outcome.kind])
 
 
 # -- classes --------------------------------------------------------------------------------
@@ -195,7 +342,7 @@ def classify(expected: Result, result: Result, mode: str, makes_tensors=False) -
         return ModeOutcome(mode, INTERNAL, result, signature)
     if expected.error is not None and isinstance(result.error, type(expected.error)):
         return ModeOutcome(mode, OK, result, signature)
-    graph_conditions = mode in ("mixed", "tensor") or (mode == "python" and makes_tensors)
+    graph_conditions = mode not in ("eager", "python") or makes_tensors
     if graph_conditions and is_documented(result.error):
         return ModeOutcome(mode, LIMITATION, result, signature)
     if graph_conditions and expected.error is not None and _replaced_in_python(result.error, expected.error):
@@ -260,6 +407,7 @@ def signature_of(error) -> str:
     message = _first_line(error)
     message = re.sub(r"\(?<fuzz program \d+>\)?|\S+\.py", "FILE", message)
     message = re.sub(r"\b[A-Z]\w*?(_\d+)?:\d+", "OP", message)  # graph values: Sub_1:0
+    message = re.sub(r"\b([A-Z][A-Za-z]+)_\d+\b", r"\1", message)  # graph nodes: StackPush_2
     message = re.sub(r"'[^']*'", "'_'", message)
     message = re.sub(r"'_'(, '_')+", "'_', ...", message)
     message = re.sub(r"\b\d+\b", "N", message)

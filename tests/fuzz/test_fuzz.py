@@ -1,9 +1,11 @@
-"""The differential fuzzer in CI: a few hundred generated programs, converted vs plain Python.
+"""The differential fuzzer in CI: generated programs in every mode, converted vs plain Python.
 
-`python scripts/fuzz.py --programs 10000 --seed S` runs the same fuzzer at
-scale. The other tests here check the fuzzer itself: that it tells wrong
-answers, internal errors and documented limitations apart, and that the
-minimizer keeps a failure while shrinking the program.
+`python scripts/fuzz.py --mode M --programs 10000 --seed S` runs the same
+fuzzer at scale. CI runs a few hundred programs per mode (fewer on JAX,
+which compiles each with XLA), about 90 s in all on 2 cores. The other tests
+here check the fuzzer itself: that it tells wrong answers, internal errors
+and documented limitations apart, that its modes catch what they are for,
+and that the minimizer keeps a failure while shrinking the program.
 """
 
 from __future__ import annotations
@@ -11,29 +13,71 @@ from __future__ import annotations
 import pytest
 
 import autoloop as al
-from tests.fuzz import minimize, runner
+from tests.fuzz import gradients, minimize, runner
 from tests.fuzz.generator import Program, generate
-from tests.fuzz.runner import INTERNAL, LIMITATION, OK, WRONG, Result, classify, run_program
+from tests.fuzz.runner import INTERNAL, LIMITATION, OK, RUNS, WRONG, Result, classify, run_program
 
-PROGRAMS = 300
 SEED = 0
+# mode -> (the runs CI takes, how many programs): about 60 s of CPU in all.
+CI = {
+    "numpy": (RUNS["numpy"], 300),
+    "interpreter": (RUNS["interpreter"], 300),
+    "session": (RUNS["session"], 300),
+    "object": (RUNS["object"], 100),
+    "jax": (("jax tensor",), 60),
+    "gradient": (("numpy", "numpy checkpoint", "eager tape"), 60),
+    "gradient jax": (("jax", "jax checkpoint"), 15),
+}
+# Programs of seed SEED that fail in CI's runs on this branch, each an open bug of issue 18 fixed in
+# its own branch (the JAX backend, the Session), with the reason. A listed program that passes is fine
+# (remove it here once the fix is merged); any failure not listed fails the test.
+_SESSION_EFFECTS = ("a Session drops a traced function's effects: its assert, raise and unbound-variable "
+                    "checks never run, so Session.run returns a value where Python raised (issue 18, "
+                    "Deliver 4)")
+_JAX_PYTHON_AND_TENSOR_RESULT = ("backend='jax' unpacks a result of a Python value and one tensor as if the "
+                                 "tensor were the tuple: TypeError: iteration over a 0-d array (issue 18)")
+_JAX_NESTED_LOOP_GRADIENT = ("backend='jax' gradient through a graph loop that saves values inside another or "
+                             "with checkpointing: StackPush lowering, "
+                             "dynamic_update_slice update shape larger than operand (issue 18)")
+KNOWN_FAILURES = {
+    "session": dict.fromkeys((4, 29, 38, 46, 48, 74, 81, 82, 103, 105, 108, 126, 130, 169, 198, 213, 219, 222,
+                              229, 231, 250, 266, 278, 281, 287, 288, 290, 292), _SESSION_EFFECTS),
+    "jax": dict.fromkeys((11, 14, 16, 24, 55), _JAX_PYTHON_AND_TENSOR_RESULT),
+    "gradient jax": dict.fromkeys((0, 6, 11), _JAX_NESTED_LOOP_GRADIENT),
+}
+
+
+def outcome_of(mode, index, runs):
+    if mode.startswith("gradient"):
+        return gradients.run_gradients(gradients.generate(SEED, index), runs)
+    return run_program(generate(SEED, index), runs)
 
 
 @pytest.mark.fuzz
-def test_generated_programs_match_python():
+@pytest.mark.parametrize("mode", list(CI))
+def test_generated_programs_match_python(mode):
+    if "jax" in mode:
+        pytest.importorskip("jax")
+    runs, programs = CI[mode]
+    known = KNOWN_FAILURES.get(mode, {})
     failures = []
-    for index in range(PROGRAMS):
-        outcome = run_program(generate(SEED, index))
+    for index in range(programs):
+        outcome = outcome_of(mode, index, runs)
         bad = [m for m in outcome.modes if m.kind in (WRONG, INTERNAL)]
-        if bad:
+        if bad and index not in known:
             failures.append((outcome, bad[0]))
-    if failures:
-        outcome, first = failures[0]
-        small = minimize.minimize(outcome.program, first.mode, max_runs=150)
-        pytest.fail(f"{len(failures)} of {PROGRAMS} programs (seed {SEED}) differ from Python. The first, "
-                    f"program {outcome.program.name} with (a, b, xs) = {outcome.program.args}, minimized:\n"
-                    f"{small}\nPython {outcome.expected.describe()}; {first.describe()}\n"
-                    f"(python scripts/fuzz.py --seed {SEED} --index {outcome.program.index} shows it)")
+    if not failures:
+        return
+    outcome, first = failures[0]
+    shown = outcome.program.source
+    if not mode.startswith("gradient"):
+        shown = minimize.minimize(outcome.program, first.mode, max_runs=150)
+    pytest.fail(f"{len(failures)} of {programs} programs (seed {SEED}) fail in mode {mode}: "
+                f"{sorted(o.program.index for o, _ in failures)}. The first, program {outcome.program.name} "
+                f"with (a, b, xs) = {outcome.program.args}{', minimized' if shown != outcome.program.source else ''}:\n"
+                f"{shown}\nPython {outcome.expected.describe()}; {first.describe()} {first.signature}\n"
+                f"(python scripts/fuzz.py --mode {mode.split()[0]} --seed {SEED} --index {outcome.program.index} "
+                f"shows it)")
 
 
 def test_programs_are_deterministic_and_varied():
@@ -110,3 +154,42 @@ def test_the_minimizer_keeps_the_failure(monkeypatch):
     assert "d = 7" in small
     assert "c = c * 2" not in small and "for v in xs" not in small
     assert run_program(_program(small)).modes[-1].kind == WRONG
+
+
+def test_the_interpreter_mode_runs_the_reference_interpreter(monkeypatch):
+    graphs = []
+    real = runner.interpret
+
+    def counting(graph, *inputs):
+        graphs.append(graph)
+        return real(graph, *inputs)
+    monkeypatch.setattr(runner, "interpret", counting)
+    source = ("def helper(x, y):\n    return x\n\n"
+              "def generated(a, b, xs):\n    c = 0\n    acc = []\n    for v in xs:\n        c += v * a\n"
+              "        acc.append(c)\n    return c + b, acc\n")
+    outcome = run_program(_program(source, args=(2, 1, [3, 4])), ("interpreter", "session"))
+    assert [m.kind for m in outcome.modes] == [OK, OK]
+    assert graphs  # the interpreter ran the trace
+    assert runner.ConcreteFunction.compile is not counting  # and the executor is put back
+
+
+def test_the_object_mode_catches_a_stale_trace(monkeypatch):
+    source = "def helper(x, y):\n    return x\n\ndef generated(a, b, xs):\n    return a * b + len(xs)\n"
+    program = _program(source, args=(2, 3, [1, 1]))
+    expected = runner._call(runner.load(source), (2, 3, [1, 1]))
+    assert runner.run_with_config(source, program, "plain object", expected).kind == OK
+    # The rule before it was fixed: a plain object keyed by its identity alone.
+    monkeypatch.setattr(al.arguments, "python_key", lambda value, ancestors=(): ("py-id", id(value)))
+    assert runner.run_with_config(source, program, "plain object", expected).kind == WRONG
+
+
+def test_the_gradient_mode_checks_the_tape_against_finite_differences(monkeypatch):
+    source = "def generated(a, b, xs):\n    return al.sin(a) * b + al.reduce_sum(xs * xs)\n" + gradients.GRADIENT_OF
+    program = Program(source, seed=0, index=0, args=(0.3, -0.7, [0.5, 1.5]), mixed=())
+    assert [m.kind for m in gradients.run_gradients(program, ("numpy", "eager tape")).modes] == [OK, OK]
+    # A wrong rule, which the eager tape and traced gradients share: only finite differences see it.
+    from autoloop.ops import registry
+    sin = registry.get("Sin")
+    right_rule = sin.gradient
+    monkeypatch.setattr(sin, "gradient", lambda *args, **kwargs: [2 * g for g in right_rule(*args, **kwargs)])
+    assert [m.kind for m in gradients.run_gradients(program, ("numpy", "eager tape")).modes] == [OK, WRONG]

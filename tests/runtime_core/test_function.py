@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import collections
 
 import numpy as np
@@ -20,6 +22,8 @@ class Traced:
     def __init__(self, body):
         self.body = body
         self.calls = 0
+        self.__signature__ = inspect.signature(body)  # binds arguments as `body` would
+        self.__name__ = getattr(body, "__name__", "body")
 
     def __call__(self, *args, **kwargs):
         self.calls += 1
