@@ -21,6 +21,7 @@ from autoloop.execute.errors import raise_for_node
 from autoloop.ir import control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops import registry
+from autoloop.ir.graph import op_attrs_of
 
 
 def interpret(graph: Graph, *inputs) -> tuple:
@@ -79,7 +80,7 @@ def kernel_of(node):
         rule = declared.interpreter_rule()
         return lambda args: rule(node, list(args), _Run().graph)
     kernel = registry.get(node.op).kernel_for("numpy").fn
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+    attrs = op_attrs_of(node.attrs)
     outputs = len(node.outputs)
     tuple_result = node.tuple_result
 
