@@ -8,8 +8,8 @@ numpy kernel in the op registry, with no inline templates and no constants
 folded while tracing; a control-flow op through its ``interpret`` rule in
 `autoloop.ir.control_flow`, which runs its sub-graphs with the
 `run_graph` it is given. No code is generated, so what this computes is
-what the registry says, and the compiled executor (and the dataflow and JAX
-backends to come) must give identical results and raise the same errors
+what the registry says, and the compiled executor, the dataflow executor and
+the JAX backend must give identical results and raise the same errors
 (`autoloop.execute.errors`).
 """
 
