@@ -64,6 +64,39 @@ def user_frame(frame):
     return None
 
 
+def innermost_location(traceback, user_files=False, stop=None):
+    """The user's ``(file, line)`` of the innermost frame of `traceback` that runs generated code (mapped
+    back), or with `user_files` also of the user's own files (`is_user_file`); None if there is none.
+    `stop(frame)`, where given, ends the search with None when it holds for a frame."""
+    location = None
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if stop is not None and stop(frame):
+            return None
+        filename = frame.f_code.co_filename
+        if is_generated(filename):
+            location = lookup(filename, traceback.tb_lineno) or location
+        elif user_files and is_user_file(filename):
+            location = (filename, traceback.tb_lineno)
+        traceback = traceback.tb_next
+    return location
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether `filename` is a real file of the user's: not autoloop's, not another installed library's
+    or the standard library's, not generated code."""
+    if filename.startswith("<") or not os.path.isabs(filename) and not os.path.exists(filename):
+        return False
+    path = os.path.abspath(filename)
+    return not path.startswith(_PACKAGE_DIR) and not path.startswith(_library_dirs())
+
+
+def _library_dirs() -> tuple:
+    import sysconfig
+    return tuple({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
+                  for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
 def location_of(frame):
     """The user's ``(file, line)`` of `frame` (a generated line mapped back), or None."""
     filename = frame.f_code.co_filename

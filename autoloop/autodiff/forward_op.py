@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autoloop.ir.graph import op_attrs_of
 from autoloop.ops.dispatch import constant_value_of, convert
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
@@ -45,17 +46,13 @@ class _Lazy(Sequence):
         return self._values[position]
 
 
-def _public_attrs(attrs: dict) -> dict:
-    return {k: v for k, v in attrs.items() if not k.startswith("_")}
-
-
 class GraphOp:
     """A graph node seen by its gradient rule; `needs` says which inputs want a gradient."""
 
     def __init__(self, node, residuals, needs):
         self.node = node
         self.op_name = node.op
-        self.attrs = _public_attrs(node.attrs)
+        self.attrs = op_attrs_of(node.attrs)
         self.location = node.location
         self.input_specs = tuple(Spec(v.dtype, v.shape, constant_value_of(v)) for v in node.inputs)
         self.output_specs = tuple(Spec(v.dtype, v.shape, v.constant) for v in node.outputs)
@@ -82,7 +79,7 @@ class EagerOp:
 
     def __init__(self, op_name: str, attrs: dict, inputs, outputs, needs=None):
         self.op_name = op_name
-        self.attrs = _public_attrs(attrs)
+        self.attrs = op_attrs_of(attrs)
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self.input_specs = tuple(_spec(t) for t in self.inputs)

@@ -14,13 +14,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-import sysconfig
 
 from autoloop import source_map
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_LIBRARY_DIRS = tuple({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
-                       for key in ("stdlib", "platstdlib", "purelib", "platlib")})
 # A location the message already ends with: "(in Floor at FILE:LINE)" or "(FILE, line N)".
 _TRAILING_LOCATION = re.compile(r"\s*\((?:in \S+ at )?[^()]*(?::\d+|, line \d+)\)\.?$")
 
@@ -32,24 +28,7 @@ def user_location(error: BaseException):
         return location
     if isinstance(error, SyntaxError) and error.filename and error.lineno:
         return error.filename, error.lineno
-    found = None
-    traceback = error.__traceback__
-    while traceback is not None:
-        filename, line = traceback.tb_frame.f_code.co_filename, traceback.tb_lineno
-        mapped = source_map.lookup(filename, line) if source_map.is_generated(filename) else None
-        if mapped is not None:
-            found = mapped
-        elif _is_user_file(filename):
-            found = (filename, line)
-        traceback = traceback.tb_next
-    return found
-
-
-def _is_user_file(filename: str) -> bool:
-    if filename.startswith("<") or not os.path.isabs(filename) and not os.path.exists(filename):
-        return False
-    path = os.path.abspath(filename)
-    return not path.startswith(_PACKAGE_DIR) and not path.startswith(_LIBRARY_DIRS)
+    return source_map.innermost_location(error.__traceback__, user_files=True)
 
 
 def where(location) -> str:

@@ -1,14 +1,13 @@
-"""The compiler's public names: `to_code`, `to_graph`, `do_not_convert`, `set_loop_options`."""
+"""The compiler's public names: `to_code`, `to_graph`, `do_not_convert` (and `set_loop_options`, from its leaf
+module `autoloop.loop_options`)."""
 
 from __future__ import annotations
 
 import functools
-import sys
 
-from autoloop import source_map
 from autoloop.compiler import conversion
 from autoloop.compiler.passes.calls import BUILTIN_REPLACEMENTS
-from autoloop.errors import raise_at
+from autoloop.loop_options import set_loop_options  # noqa: F401 - a public name of the compiler
 
 
 def _python_function(fn):
@@ -76,30 +75,3 @@ def _called_as_is(builtin):
     def called_as_is(*args, **kwargs):
         return builtin(*args, **kwargs)
     return called_as_is
-
-
-def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,
-                     swap_memory=None, checkpoint=None):
-    """Options for the loop whose body this call starts (in converted code).
-
-    As the first statement of a loop body, the compiler moves the call's
-    arguments onto that loop, so in converted code a directive is never
-    called. Any other call in converted code cannot apply to a loop and
-    raises when it runs; in plain, unconverted Python it does nothing.
-    `shape_invariants` is a list of ``(variable, TensorShape)`` pairs;
-    `checkpoint` is `while_loop`'s (bounded memory for gradients through the
-    loop).
-
-        while i < n:
-            autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])
-            x = autoloop.concat([x, [i]], 0)
-            i += 1
-    """
-    caller = sys._getframe(1)
-    if source_map.is_generated(caller.f_code.co_filename):
-        location = source_map.lookup(caller.f_code.co_filename, caller.f_lineno)
-        where = f" at {location[0]}, line {location[1]}" if location else ""
-        raise_at(ValueError(
-            f"set_loop_options(...){where} is not the first statement of a loop body, so it applies "
-            f"to no loop; make it the first statement of the body of the loop it is meant for"), location)
-    return None

@@ -299,13 +299,5 @@ def _user_visible(error):
 
 
 def _innermost_user_location(traceback):
-    location = None
-    while traceback is not None:
-        frame = traceback.tb_frame
-        if "__autoloop_error__" in frame.f_globals:
-            return None  # already shown at the user's line
-        filename = frame.f_code.co_filename
-        if source_map.is_generated(filename):
-            location = source_map.lookup(filename, traceback.tb_lineno) or location
-        traceback = traceback.tb_next
-    return location
+    # None where a frame already shows the error at the user's line (`raise_at`).
+    return source_map.innermost_location(traceback, stop=lambda frame: "__autoloop_error__" in frame.f_globals)

@@ -8,7 +8,7 @@ registers the text in `linecache` under a ``<autoloop ...>`` filename with a
 generated line -> user ``(file, line)`` map, so tracebacks show the
 generated line and frames can be translated to the user's.
 
-    >>> user_location("<autoloop f at /src/model.py:12>", 5)
+    >>> source_map.lookup("<autoloop f at /src/model.py:12>", 5)
     ('/src/model.py', 14)
 """
 
@@ -163,7 +163,3 @@ class _MappingUnparser(ast._Unparser):
         else:
             super().traverse(node)
 
-
-def user_location(filename: str, lineno: int):
-    """The user's ``(file, line)`` for a line of generated code, or None."""
-    return source_map.lookup(filename, lineno)

@@ -1,6 +1,6 @@
 """`SparseTensor` and `IndexedSlices`: composites that may be loop variables.
 
-Their shape invariants follow the seed documents:
+Their shape invariants follow TensorFlow's `tf.while_loop` reference:
 
 a) a SparseTensor's invariant is ``TensorShape([r])``, the shape of its
    ``dense_shape`` vector; its components then have shapes

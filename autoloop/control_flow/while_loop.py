@@ -14,7 +14,7 @@ Inside one, `cond` and `body` are each called exactly once, to trace them
 into sub-graphs of a single ``While`` node whose inputs are the initial loop
 values and every outer value the sub-graphs read (captures).
 
-Either way the shape invariants of the seed documents are enforced: each
+Either way the shape invariants of TensorFlow's `tf.while_loop` are enforced: each
 loop variable's shape after an iteration must be at least as specific as
 its invariant (by default its initial shape), its dtype and nested
 structure must not change.

@@ -8,8 +8,8 @@ numpy kernel in the op registry, with no inline templates and no constants
 folded while tracing; a control-flow op through its ``interpret`` rule in
 `autoloop.ir.control_flow`, which runs its sub-graphs with the
 `run_graph` it is given. No code is generated, so what this computes is
-what the registry says, and the compiled executor (and the dataflow and JAX
-backends to come) must give identical results and raise the same errors
+what the registry says, and the compiled executor, the dataflow executor and
+the JAX backend must give identical results and raise the same errors
 (`autoloop.execute.errors`).
 """
 
@@ -21,6 +21,7 @@ from autoloop.execute.errors import raise_for_node
 from autoloop.ir import control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops import registry
+from autoloop.ir.graph import op_attrs_of
 
 
 def interpret(graph: Graph, *inputs) -> tuple:
@@ -79,7 +80,7 @@ def kernel_of(node):
         rule = declared.interpreter_rule()
         return lambda args: rule(node, list(args), _Run().graph)
     kernel = registry.get(node.op).kernel_for("numpy").fn
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+    attrs = op_attrs_of(node.attrs)
     outputs = len(node.outputs)
     tuple_result = node.tuple_result
 

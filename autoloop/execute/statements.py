@@ -27,6 +27,7 @@ from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ir.graph import Graph, Node, Value
 from autoloop.ops import registry
+from autoloop.ir.graph import op_attrs_of
 
 if TYPE_CHECKING:
     from autoloop.execute.codegen import Generator
@@ -92,7 +93,7 @@ class GraphBody:
 
     def _op(self, node: Node) -> None:
         gen = self.gen
-        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+        attrs = op_attrs_of(node.attrs)
         kernel = registry.get(node.op).kernel_for("numpy")
         template = _template(kernel, node, attrs)
         in_place = None

@@ -10,7 +10,7 @@ read as explicit inputs. Its `ControlFlowOp` says, in one place:
   captured, in the order of its `Graph.captures`; their placeholders are the
   sub-graph's *last* inputs. `operands(node)` is the one accessor every
   consumer uses (code generation, the verifier, the interpreter, pruning,
-  rewrites, and later lowering and gradients);
+  rewrites, lowering and gradients);
 - ``infer``: the ``(dtype, shape)`` of each output, from the node;
 - ``verify``: the op's own invariants, as problems found (the verifier
   checks the layout and the captures of every op the same way);

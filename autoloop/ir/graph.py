@@ -63,6 +63,12 @@ def known_value(value: Value):
     return value.constant
 
 
+def op_attrs_of(attrs: dict) -> dict:
+    """`attrs` without the records that transformations keep on a node under names starting with ``_``
+    (reverse mode's ``_gradient``): what an op's rules and kernels read."""
+    return {k: v for k, v in attrs.items() if not k.startswith("_")}
+
+
 @dataclass(eq=False)
 class Node:
     """One operation: `op` applied to `inputs` with static `attrs`.

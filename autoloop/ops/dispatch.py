@@ -26,6 +26,7 @@ from autoloop.ops.location import format_location, user_location
 from autoloop.ops.registry import Spec
 from autoloop.shapes import TensorShape
 from autoloop.tensor import NUMPY_VALUES, Tensor, eager, to_numpy_value
+from autoloop.ir.graph import op_attrs_of
 
 
 def apply(op_name: str, inputs, attrs=None, name=None, fold=True):
@@ -348,7 +349,7 @@ def on_values(fn):
 def infer_node(node):
     """``(dtype, shape)`` per output of `node`, re-derived by its op's rule (for the verifier)."""
     opdef = registry.get(node.op)
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+    attrs = op_attrs_of(node.attrs)
     specs = [Spec(v.dtype, v.shape, constant_value_of(v)) for v in node.inputs]
     if node.op == "Const":
         specs = []

@@ -9,7 +9,7 @@ sit side by side in one registration::
         infer=same_as_input,
         expr="({0} * {0})",          # optional: inlined by the numpy executor
         gradient=square_grad,        # optional: reverse mode, written beside the kernel
-        kernels={"jax": "autoloop.backends.jax_kernels:square"},  # other backends, imported when used
+        kernels={"jax": "jax.numpy:square"},  # other backends: "module:name", imported when used
     ))
 
 Contracts:

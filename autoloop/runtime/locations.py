@@ -25,13 +25,7 @@ def caller_location(depth: int = 2):
 
 def traceback_location(traceback):
     """The user's ``(file, line)`` of the innermost generated-code frame of `traceback`, or None."""
-    location = None
-    while traceback is not None:
-        filename = traceback.tb_frame.f_code.co_filename
-        if source_map.is_generated(filename):
-            location = source_map.lookup(filename, traceback.tb_lineno) or location
-        traceback = traceback.tb_next
-    return location
+    return source_map.innermost_location(traceback)
 
 
 def describe(location) -> str:

@@ -25,6 +25,7 @@ from autoloop import nest
 from autoloop.control_flow.tensor_array import TensorArray
 from autoloop.control_flow.while_loop import staged_while as graph_while
 from autoloop.errors import ShapeInvariantError, stopping_conversion
+from autoloop.loop_options import LOOP_OPTION_NAMES
 from autoloop.ops import api
 from autoloop.ops.dispatch import constant_value, convert
 from autoloop.runtime import trace as traces
@@ -334,10 +335,10 @@ def _invariants(user_invariants, state, layout, flat_initial, counter, relaxed):
 
 def _loop_options(options):
     known = {}
-    for key in ("maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"):
+    for key in LOOP_OPTION_NAMES:
         if options.get(key) is not None:
             known[key] = options[key]
-    unknown = set(options) - {"maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"}
+    unknown = set(options) - set(LOOP_OPTION_NAMES)
     if unknown:
         raise TypeError(f"set_loop_options got unknown options: {', '.join(sorted(unknown))}")
     return known

@@ -42,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from autoloop.execute.errors import raise_for_node
+from autoloop.ir.graph import op_attrs_of
 
 
 class Site:
@@ -187,7 +188,7 @@ def replay(*positions, when=None):
         witness = [(np.dtype(node.inputs[p].dtype.as_numpy_dtype), tuple(node.inputs[p].shape.as_list()))
                    for p in chosen]
         kernel = registry.get(node.op).kernel
-        attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+        attrs = op_attrs_of(node.attrs)
 
         def reproduce(*values):
             args = list(fill)

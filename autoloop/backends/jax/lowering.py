@@ -33,6 +33,7 @@ from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
 from autoloop.ops.location import format_location
+from autoloop.ir.graph import op_attrs_of
 
 FOLD_ELEMENTS = 64  # numpy computes a result of at most this many elements while lowering; XLA the rest
 
@@ -152,7 +153,7 @@ class Lowering:
         except KeyError:
             raise unsupported(node, f"the op {node.op}", "it has no JAX kernel yet; run this function on "
                                                          "backend='numpy'") from None
-        attrs = _attrs(node)
+        attrs = op_attrs_of(node.attrs)
         try:
             if getattr(kernel, "takes_node", False):
                 result = kernel(self, node, *args, **attrs)
@@ -168,7 +169,7 @@ class Lowering:
         """An op on values known while compiling: its numpy kernel, now; a failure fails when it runs."""
         try:
             with np.errstate(all="ignore"):
-                result = opdef.kernel(*args, **_attrs(node))
+                result = opdef.kernel(*args, **op_attrs_of(node.attrs))
         except Exception as error:  # noqa: BLE001 - raised when (and if) the node runs
             return self.fail_always(node, error)
         return _results(node, result, numpy=True)
@@ -195,10 +196,6 @@ class Lowering:
     def layout(self, value):
         """The buffer layout of a list value (`autoloop.backends.jax.layouts`)."""
         return self.facts.layouts.of(value)
-
-
-def _attrs(node) -> dict:
-    return {k: v for k, v in node.attrs.items() if not k.startswith("_")}
 
 
 def folded_values(node):

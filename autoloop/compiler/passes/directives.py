@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import gast
 
-from autoloop.compiler import api
 from autoloop.compiler.passes import targets
 from autoloop.compiler.passes.base import StatementPass
-
-OPTION_NAMES = ("shape_invariants", "maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint")
+from autoloop.loop_options import OPTION_NAMES, set_loop_options
 
 
 class LoopDirectives(StatementPass):
@@ -52,7 +50,7 @@ def _is_directive(statement, ctx, local) -> bool:
     function = statement.value.func
     target = targets.resolve(function, ctx, local)
     if target is not targets.UNRESOLVED:
-        return target is api.set_loop_options
+        return target is set_loop_options
     name = function.attr if isinstance(function, gast.Attribute) else getattr(function, "id", None)
     return name == "set_loop_options"
 

@@ -18,7 +18,8 @@ there, tagged with its frame and iteration:
 - at most ``parallel_iterations`` iterations of one frame are in flight:
   the next waits until the oldest is done. Iterations are non-strict: a
   loop variable's next iteration may start while another variable is still
-  computing the previous one (seed 000's counter running ahead of ``x``).
+  computing the previous one (a loop counter running ahead of ``x``, as in ``tf.while_loop``'s
+  documentation).
 
 One thread schedules. Kernels on large arrays (which numpy runs without
 holding the GIL) go to a small thread pool, so independent ones overlap on

@@ -10,7 +10,7 @@ control) -> completion nodes``. This module holds the rules of ``While``,
 ``Cond`` and ``Scan``. Sub-graphs are inlined: node names get their loop's
 or branch's prefix (``while/body/Add``).
 
-``While`` (seed 001's construction): every loop variable goes
+``While`` (TensorFlow's construction of a ``tf.while_loop``): every loop variable goes
 ``Enter -> Merge -> Switch``; the Switch sends it to ``Exit`` when the
 ``LoopCond`` is false, into the body when it is true, and the body's result
 goes round through ``NextIteration`` into the Merge. Captured values enter
@@ -246,7 +246,7 @@ def lower_while(lowering: Lowering, node, context: Context, env: dict, control) 
 
 
 class _LoopLowering:
-    """The nodes of one loop, built in the order of seed 001's description.
+    """The nodes of one loop, built in the order TensorFlow builds a ``tf.while_loop``.
 
     `build` runs the steps: the loop variables enter (`enter_state`), the
     condition is tested (`test`), every carried value is routed to Exit or

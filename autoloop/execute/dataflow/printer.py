@@ -14,6 +14,7 @@ form::
 from __future__ import annotations
 
 from autoloop.execute.dataflow.form import Frame
+from autoloop.ir.graph import op_attrs_of
 from autoloop.ir.printer import format_attr
 
 _HIDDEN_ATTRS = {"frame_name", "parallel_iterations"}  # shown once, on the frame's header
@@ -53,8 +54,8 @@ def _node_line(node, position) -> str:
     outs = ", ".join(f"{v.name}: {_type(v)}" for v in node.outputs) or node.name
     args = [v.name + (" <back edge>" if position[id(v.node)] > position[id(node)] else "") for v in node.inputs]
     args += [f"^{before.name}" for before in node.control_inputs]
-    attrs = ", ".join(f"{k}={format_attr(v)}" for k, v in node.attrs.items()
-                      if k not in _HIDDEN_ATTRS and not k.startswith("_") and not _is_graph(v))
+    attrs = ", ".join(f"{k}={format_attr(v)}" for k, v in op_attrs_of(node.attrs).items()
+                      if k not in _HIDDEN_ATTRS and not _is_graph(v))
     return f"{outs} = {node.op}({', '.join(args)})" + (f" [{attrs}]" if attrs else "")
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from autoloop.backends.jax.checks import replay
 from autoloop.backends.jax.lowering import checked, host_call, static_value, unsupported
 from autoloop.ops import registry
+from autoloop.ir.graph import op_attrs_of
 
 
 def _ok(lowering):
@@ -86,7 +87,7 @@ def check_defined(lowering, node, defined, value, message, error):
 # -- random numbers: the op's numpy stream, drawn on the host in program order ---------------------------
 def _draw(lowering, node, dims, parameters):
     kernel = registry.get(node.op).kernel
-    attrs = {k: v for k, v in node.attrs.items() if not k.startswith("_")}
+    attrs = op_attrs_of(node.attrs)
     shape = tuple(int(d) for d in np.ravel(static_value(node, dims, "the shape")))
     result = jax.ShapeDtypeStruct(shape, node.outputs[0].dtype.as_numpy_dtype)
 
