@@ -25,6 +25,8 @@ from autoloop.autodiff import GradientTape, gradients
 from autoloop import autograph, debugging, errors, linalg, math, nn, random, sparse
 from autoloop import compat
 from autoloop.pictures import visualize
+# beyond one process: JAX's distributed runtime (imports JAX only when called)
+from autoloop import distributed
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"
