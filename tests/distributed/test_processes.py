@@ -166,3 +166,15 @@ def test_a_process_count_below_one_is_a_usage_error():
     result = autoloop("run", "--processes", "0", f"{SAMPLE}::newton_sqrt", BATCH)
     assert result.returncode == 2
     assert "expected a whole number of processes, at least 1, got '0'" in result.stderr
+
+
+@needs_gloo
+def test_the_scaling_benchmark_runs_one_and_two_processes():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_distributed.py"), "--quick",
+                             "--per-process", "64", "--calls", "2"], capture_output=True, text=True, cwd=ROOT,
+                            timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()
+    assert rows[2].startswith("| 1 process | 64 |")
+    assert rows[4].startswith("| 2 processes, strong scaling (the same 128) | 128 |")
+    assert "The loop ran" in result.stdout
