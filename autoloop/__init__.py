@@ -36,6 +36,8 @@ from autoloop.module import Module
 # functional loops and batching
 from autoloop.control_flow.functional import foldl, foldr, map_fn
 from autoloop.batching.vectorized_map import vectorized_map
+# beyond one process: JAX's distributed runtime (imports JAX only when called)
+from autoloop import distributed
 from autoloop.absent import __getattr__  # noqa: F401 - AttributeErrors that say what to use instead
 
 __version__ = "0.1.0"

@@ -13,8 +13,9 @@ from __future__ import annotations
 _WHY = {
     "data": ("autoloop has no data module (tf.data input pipelines): pass numpy arrays or tensors to "
              "your function, and batch or shuffle them with numpy in plain Python around the call"),
-    "distribute": ("autoloop has no distribute module: graphs run in one process on numpy; to spread "
-                   "independent work over cores, call your function from several processes"),
+    "distribute": ("autoloop has no distribute module (tf.distribute strategies): to run over several "
+                   "devices, processes or hosts, make the function with backend='jax' and shard its batch "
+                   "with autoloop.distributed (JAX's own distributed runtime)"),
     "strings": ("autoloop has no strings module: tensors hold numbers and booleans only; keep strings "
                 "as Python values (a function traces once per distinct Python value)"),
 }

@@ -5,6 +5,7 @@
     autoloop run model.py::sum_square 10 --explain --time
     autoloop graph model.py::sum_square --args '[10]' --format dot
     autoloop run model.py::sum_square 10 --backend jax    # compiled by XLA (the jax extra)
+    autoloop run model.py::newton '[1, 2, 3, 4]' --processes 2   # 2 processes of JAX's distributed runtime
     autoloop --version
 
 Arguments are JSON literals: numbers and nested lists become tensors with
@@ -65,6 +66,12 @@ def _parser():
                           "loops a gradient went through")
     run.add_argument("--time", action="store_true",
                      help="print conversion, tracing and run time on stderr")
+    run.add_argument("--processes", type=_process_count, default=None, metavar="N",
+                     help="run on N local processes of JAX's distributed runtime (backend jax): tensor "
+                          "arguments are split along axis 0 over all processes' devices, process 0 prints")
+    run.add_argument("--distributed", action="store_true",
+                     help="join JAX's distributed runtime as the environment says (a cluster launcher's "
+                          "variables; --processes sets them) and run as one of its processes")
     graph = commands.add_parser("graph", help="print the traced graph of a function")
     graph.add_argument("target", metavar="FILE::FUNC")
     graph.add_argument("--args", default=None, metavar="JSON_LIST",
@@ -81,6 +88,12 @@ def _parser():
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                          help="show tracebacks")
     return parser
+
+
+def _process_count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1, got {text!r}")
+    return int(text)
 
 
 def main(argv=None) -> int:
@@ -150,16 +163,16 @@ def _call_arguments(function, values):
     return values
 
 
-def _as_function(target, backend=None):
+def _as_function(target, backend=None, jax_arrays=False):
     """The ``autoloop.Function`` to run: the file's own, or one made with the default options; on
-    `backend` if given."""
+    `backend` if given, returning JAX arrays if `jax_arrays`."""
     import autoloop
     if not isinstance(target, autoloop.Function):
-        return autoloop.function(target, backend=backend or "numpy")
-    if backend is None or backend == target.backend:
+        return autoloop.function(target, backend=backend or "numpy", jax_arrays=jax_arrays)
+    if (backend is None or backend == target.backend) and jax_arrays == target.jax_arrays:
         return target
     return autoloop.Function(target.python_function, target.autograph, target.input_signature,
-                             target.reduce_retracing, backend=backend)
+                             target.reduce_retracing, backend=backend or target.backend, jax_arrays=jax_arrays)
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -172,6 +185,10 @@ def dump(arguments) -> int:
 
 def run(arguments) -> int:
     from autoloop.compiler.api import to_graph
+    if arguments.processes is not None:
+        return _launch(arguments)
+    if arguments.distributed:
+        return _run_distributed(arguments)
     function = _as_function(targets.load(arguments.target), arguments.backend)
     values = _call_arguments(function, _json_arguments(arguments.args))
     started = time.perf_counter()
@@ -198,6 +215,56 @@ def run(arguments) -> int:
         print(f"autoloop: conversion {conversion}, tracing {_ms(traced - converted)}, "
               f"run {_ms(finished - traced)}", file=sys.stderr)
     return 0
+
+
+def _launch(arguments) -> int:
+    """``run --processes N``: the same command as N local processes of one distributed run."""
+    from autoloop.cli import processes
+    if arguments.backend == "numpy":
+        raise BadInput("--processes runs on JAX's distributed runtime, so it needs --backend jax (the default "
+                       "with --processes), not --backend numpy")
+    child = ["run", arguments.target, *arguments.args, "--distributed"]
+    child += ["--debug"] if arguments.debug else []
+    child += ["--time"] if arguments.time else []
+    return processes.launch(child, arguments.processes, debug=arguments.debug)
+
+
+def _run_distributed(arguments) -> int:
+    """``run --distributed``: join the runtime, split the tensor arguments over every process's devices,
+    run on XLA, gather the result; process 0 prints it."""
+    from autoloop import distributed
+    if arguments.backend == "numpy":
+        raise BadInput("--distributed runs on JAX's distributed runtime, so it needs --backend jax, not "
+                       "--backend numpy")
+    if arguments.explain:
+        raise BadInput("--explain describes one process's trace: run without --processes/--distributed to see it")
+    distributed.initialize()
+    # JAX arrays come back, which may span other processes' devices: `gather` fetches them whole.
+    function = _as_function(targets.load(arguments.target), "jax", jax_arrays=True)
+    values = _call_arguments(function, _json_arguments(arguments.args))
+    started = time.perf_counter()
+    result = distributed.gather(function(*_sharded(values, len(distributed.mesh().devices.flat))))
+    finished = time.perf_counter()
+    if distributed.process_index() == 0:
+        print(output.format_result(result))
+        if arguments.time:
+            print(f"autoloop: {distributed.process_count()} processes, first call (tracing, compiling, "
+                  f"running) {_ms(finished - started)}", file=sys.stderr)
+    return 0
+
+
+def _sharded(values, device_count: int) -> list:
+    """Call arguments with each tensor whose axis 0 divides among the devices split over them; the rest (scalars,
+    Python values, uneven batches) are given whole to every process."""
+    import autoloop
+    from autoloop import distributed
+
+    def one(value):
+        splits = (isinstance(value, autoloop.Tensor) and value.shape.rank
+                  and value.shape[0] is not None and value.shape[0] % device_count == 0)
+        return distributed.shard(value) if splits else value
+
+    return [one(value) for value in values]
 
 
 def _input_arrays(values) -> list:

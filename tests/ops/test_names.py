@@ -61,7 +61,7 @@ def test_namespaces_hold_the_same_functions_as_the_top_level():
 
 @pytest.mark.parametrize("name, why, instead", [
     ("data", "no data module", "pass numpy arrays or tensors to your function"),
-    ("distribute", "no distribute module", "call your function from several processes"),
+    ("distribute", "no distribute module", "shard its batch with autoloop.distributed"),
     ("strings", "no strings module", "keep strings as Python values"),
 ])
 def test_deliberately_absent_names_say_so_and_what_to_use(name, why, instead):
