@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from autoloop import dtypes, nest
-from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array,
+from autoloop.arguments import (check_signature, defaults_are_python, input_names, is_input, is_jax_array,
                                 name_of, signature_key, signature_of)
 from autoloop.autodiff import function_calls
 from autoloop.backends import check_backend
@@ -264,12 +264,14 @@ class Function:
     def _trace(self, arguments, specs) -> ConcreteFunction:
         graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
+        names = iter(input_names(self._signature, arguments))
         with context.building(graph), staging_trace.tracing(graph) as trace:
             def placeholder(leaf):
+                name = next(names)
                 if not is_input(leaf):
                     return leaf
                 dtype, shape = next(spec_iter)
-                return Tensor(value=graph.add_input(dtype, shape, name="arg"))
+                return Tensor(value=graph.add_input(dtype, shape, name=name))
             args, kwargs = nest.map_structure(placeholder, arguments)
             result = self._target(*args, **kwargs)
             output_leaves, outputs = [], []
