@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from autoloop import dtypes, nest
+from autoloop import dtypes, nest, tracebacks
 from autoloop.arguments import (check_signature, defaults_are_python, input_names, is_input, is_jax_array,
                                 name_of, signature_key, signature_of)
 from autoloop.autodiff import function_calls
@@ -111,80 +111,83 @@ class Function:
         return self._converted
 
     def __call__(self, *args, **kwargs):
-        if _BUSY[0]:  # a graph is built or a tape records somewhere (see `context.BUSY`)
-            if context.current_graph() is not None:
-                if self.backend != "numpy":
-                    _refuse_session_graph(self, context.current_graph())
-                return self._target(*args, **kwargs)  # called while tracing: inline
-            if recording.anywhere() and recording.active():
-                return self._call_recorded(args, kwargs)
-        fast_key = None
-        fast_runs = self._fast_runs
-        if fast_runs is not None and not kwargs:
-            if len(args) == 1:
-                # One tensor or JAX array, the commonest call: its key as the loop below makes it, without
-                # the loop's lists (0.4 µs of a 1.2 µs call, more where a loop has evicted it from the caches).
-                arg = args[0]
-                kind = type(arg)
-                key = None
-                if kind is Tensor:
+        try:
+            if _BUSY[0]:  # a graph is built or a tape records somewhere (see `context.BUSY`)
+                if context.current_graph() is not None:
+                    if self.backend != "numpy":
+                        _refuse_session_graph(self, context.current_graph())
+                    return self._target(*args, **kwargs)  # called while tracing: inline
+                if recording.anywhere() and recording.active():
+                    return self._call_recorded(args, kwargs)
+            fast_key = None
+            fast_runs = self._fast_runs
+            if fast_runs is not None and not kwargs:
+                if len(args) == 1:
+                    # One tensor or JAX array, the commonest call: its key as the loop below makes it, without
+                    # the loop's lists (0.4 µs of a 1.2 µs call, more where a loop has evicted it from the caches).
+                    arg = args[0]
+                    kind = type(arg)
+                    key = None
+                    if kind is Tensor:
+                        value = arg._numpy
+                        kind = type(value)
+                        if kind is _ndarray:
+                            key = ((value.dtype, value.shape),)
+                        elif kind in _SCALAR_TYPES:
+                            key = (kind,)
+                        arg = value
+                    elif kind in self._device_array_types:
+                        key = (arg.aval,)
+                    if key is not None:
+                        run_flat = fast_runs.get(key)
+                        if run_flat is not None:
+                            if self._tracing_calls_in_a_row:
+                                self._tracing_calls_in_a_row = 0
+                            return run_flat((arg,))
+                # The short path of a call whose arguments are eager tensors over ndarrays or numpy scalars,
+                # and Python numbers, strings or None (the common call), written out here: a helper function
+                # would cost 0.2 µs of 1.1 µs. Its key is (dtype, shape) per array, the scalar's type (its
+                # dtype; shape ()) per numpy scalar and (type, value) per Python value. Sound because defaults
+                # never change: these select the trace that the full key selects (the first call with a key
+                # looks it up, and raises for what it cannot take).
+                key, arrays = [], []
+                for arg in args:
+                    kind = type(arg)
+                    if kind is not Tensor:
+                        if kind in self._device_array_types:  # a JAX array, on its device: passed as it is
+                            # Its abstract value (dtype, shape, weak type, sharding) is finer than the full
+                            # key's (dtype, shape), so it selects the same trace, and is 0.3 µs cheaper.
+                            key.append(arg.aval)
+                            arrays.append(arg)
+                            continue
+                        if kind not in _PYTHON_CONSTANTS:
+                            break
+                        key.append((kind, arg))  # baked into the trace, as the full key has it
+                        continue
                     value = arg._numpy
                     kind = type(value)
                     if kind is _ndarray:
-                        key = ((value.dtype, value.shape),)
+                        key.append((value.dtype, value.shape))
                     elif kind in _SCALAR_TYPES:
-                        key = (kind,)
-                    arg = value
-                elif kind in self._device_array_types:
-                    key = (arg.aval,)
-                if key is not None:
-                    run_flat = fast_runs.get(key)
-                    if run_flat is not None:
-                        if self._tracing_calls_in_a_row:
-                            self._tracing_calls_in_a_row = 0
-                        return run_flat((arg,))
-            # The short path of a call whose arguments are eager tensors over ndarrays or numpy scalars,
-            # and Python numbers, strings or None (the common call), written out here: a helper function
-            # would cost 0.2 µs of 1.1 µs. Its key is (dtype, shape) per array, the scalar's type (its
-            # dtype; shape ()) per numpy scalar and (type, value) per Python value. Sound because defaults
-            # never change: these select the trace that the full key selects (the first call with a key
-            # looks it up, and raises for what it cannot take).
-            key, arrays = [], []
-            for arg in args:
-                kind = type(arg)
-                if kind is not Tensor:
-                    if kind in self._device_array_types:  # a JAX array, on its device: passed as it is
-                        # Its abstract value (dtype, shape, weak type, sharding) is finer than the full
-                        # key's (dtype, shape), so it selects the same trace, and is 0.3 µs cheaper.
-                        key.append(arg.aval)
-                        arrays.append(arg)
-                        continue
-                    if kind not in _PYTHON_CONSTANTS:
+                        key.append(kind)
+                    else:  # a symbolic tensor (no value), a TensorArray's list, an ndarray subclass
                         break
-                    key.append((kind, arg))  # baked into the trace, as the full key has it
-                    continue
-                value = arg._numpy
-                kind = type(value)
-                if kind is _ndarray:
-                    key.append((value.dtype, value.shape))
-                elif kind in _SCALAR_TYPES:
-                    key.append(kind)
-                else:  # a symbolic tensor (no value), a TensorArray's list, an ndarray subclass
-                    break
-                arrays.append(value)
-            else:
-                fast_key = tuple(key)
-                run_flat = fast_runs.get(fast_key)
-                if run_flat is not None:
-                    if self._tracing_calls_in_a_row:  # read, not written, on the common call
-                        self._tracing_calls_in_a_row = 0
-                    return run_flat(arrays)
-        concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        if fast_key is not None:
-            fast_runs[fast_key] = concrete.run_flat
-        elif self.backend == "jax" and not kwargs:
-            self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
-        return concrete.run_flat(arrays)
+                    arrays.append(value)
+                else:
+                    fast_key = tuple(key)
+                    run_flat = fast_runs.get(fast_key)
+                    if run_flat is not None:
+                        if self._tracing_calls_in_a_row:  # read, not written, on the common call
+                            self._tracing_calls_in_a_row = 0
+                        return run_flat(arrays)
+            concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
+            if fast_key is not None:
+                fast_runs[fast_key] = concrete.run_flat
+            elif self.backend == "jax" and not kwargs:
+                self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
+            return concrete.run_flat(arrays)
+        except Exception as error:  # shown with the user's frames only, and once (`autoloop.tracebacks`)
+            raise tracebacks.filter_traceback(error)
 
     def _call_recorded(self, args, kwargs):
         """A call while a GradientTape records in this thread: a tape tracking an argument records it."""
@@ -196,7 +199,10 @@ class Function:
         """The traced graph for these arguments (traced now if needed)."""
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(spec for spec in self.input_signature)
-        return self._concrete_and_inputs(args, kwargs)[0]
+        try:
+            return self._concrete_and_inputs(args, kwargs)[0]
+        except Exception as error:
+            raise tracebacks.filter_traceback(error)
 
     def experimental_get_tracing_count(self) -> int:
         """How many graphs this Function has traced (one per distinct input signature).
