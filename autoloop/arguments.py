@@ -83,6 +83,23 @@ def signature_of(fn):
         return None
 
 
+def input_names(signature, arguments) -> list[str]:
+    """The name of each leaf of ``arguments`` (``[args, kwargs]`` as bound), in `flatten` order: the
+    parameter it was passed for (``*args`` entries take the var-positional name), as graph inputs are named.
+
+    >>> input_names(inspect.signature(lambda x, pair: 0), [[1, (2, 3)], {}])
+    ['x', 'pair', 'pair']
+    """
+    args, kwargs = arguments
+    parameters = [] if signature is None else list(signature.parameters.values())
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    rest = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), "arg")
+    names = [positional[k] if k < len(positional) else rest for k in range(len(args))]
+    named = [[map_leaves(lambda _, name=name: name, value) for name, value in zip(names, args)],
+             {key: map_leaves(lambda _, key=key: key, value) for key, value in kwargs.items()}]
+    return flatten(named)
+
+
 def defaults_are_python(signature) -> bool:
     """Whether no default of `signature` is a graph input (then a call's positional arguments alone
     select its trace: `Function`'s short path)."""

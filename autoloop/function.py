@@ -32,8 +32,8 @@ import sys
 import threading
 import warnings
 
-from autoloop import arguments, config, nest, signatures
-from autoloop.arguments import (check_signature, defaults_are_python, is_input, is_jax_array, name_of,
+from autoloop import arguments, config, nest, signatures, tracebacks
+from autoloop.arguments import (check_signature, defaults_are_python, input_names, is_input, is_jax_array, name_of,
                                 short_key, signature_of)
 from autoloop.autodiff import function_calls, tape
 from autoloop.autograph.features import check_features
@@ -114,38 +114,41 @@ class Function:
         return self._converted
 
     def __call__(self, *args, **kwargs):
-        if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
-            if context.current_graph() is not None:
-                if self.backend != "numpy":
-                    _refuse_session_graph(self, context.current_graph())
-                if context.current_graph().tf1_style:  # a TF1 graph's top level: run as TF runs a call op
-                    v1_graph = sys.modules["autoloop.compat.v1.graph"]
-                    return v1_graph.call_as_one_op(lambda: self._target(*args, **kwargs))
-                return self._target(*args, **kwargs)  # called while tracing: inline
-            if config.functions_run_eagerly():
-                return self._call_eagerly(args, kwargs)
-            if recording.anywhere() and recording.active():
-                return self._call_recorded(args, kwargs)
-        fast_key = None
-        fast_runs = self._fast_runs
-        if fast_runs is not None and not kwargs:
-            # The short path: a call of eager tensors and Python numbers (the common call) selects its trace
-            # by `short_key`, a cache in front of the full key. Sound because defaults never change: the
-            # first call with a short key looks its trace up by the full key (and raises for what it cannot take).
-            short = short_key(args, self._device_array_types)
-            if short is not None:
-                fast_key, arrays = short
-                run_flat = fast_runs.get(fast_key)
-                if run_flat is not None:
-                    if self._tracing_calls_in_a_row:  # read, not written, on the common call
-                        self._tracing_calls_in_a_row = 0
-                    return run_flat(arrays)
-        concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
-        if fast_key is not None:
-            fast_runs[fast_key] = concrete.run_flat
-        elif self.backend == "jax" and not kwargs:
-            self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
-        return concrete.run_flat(arrays)
+        try:
+            if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
+                if context.current_graph() is not None:
+                    if self.backend != "numpy":
+                        _refuse_session_graph(self, context.current_graph())
+                    if context.current_graph().tf1_style:  # a TF1 graph's top level: run as TF runs a call op
+                        v1_graph = sys.modules["autoloop.compat.v1.graph"]
+                        return v1_graph.call_as_one_op(lambda: self._target(*args, **kwargs))
+                    return self._target(*args, **kwargs)  # called while tracing: inline
+                if config.functions_run_eagerly():
+                    return self._call_eagerly(args, kwargs)
+                if recording.anywhere() and recording.active():
+                    return self._call_recorded(args, kwargs)
+            fast_key = None
+            fast_runs = self._fast_runs
+            if fast_runs is not None and not kwargs:
+                # The short path: a call of eager tensors and Python numbers (the common call) selects its trace
+                # by `short_key`, a cache in front of the full key. Sound because defaults never change: the
+                # first call with a short key looks its trace up by the full key (and raises for what it cannot take).
+                short = short_key(args, self._device_array_types)
+                if short is not None:
+                    fast_key, arrays = short
+                    run_flat = fast_runs.get(fast_key)
+                    if run_flat is not None:
+                        if self._tracing_calls_in_a_row:  # read, not written, on the common call
+                            self._tracing_calls_in_a_row = 0
+                        return run_flat(arrays)
+            concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
+            if fast_key is not None:
+                fast_runs[fast_key] = concrete.run_flat
+            elif self.backend == "jax" and not kwargs:
+                self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
+            return concrete.run_flat(arrays)
+        except Exception as error:  # shown with the user's frames only, and once (`autoloop.tracebacks`)
+            raise tracebacks.filter_traceback(error)
 
     def _call_eagerly(self, args, kwargs):
         """`config.run_functions_eagerly(True)`: the plain Python function on the arguments as given (an
@@ -181,7 +184,10 @@ class Function:
         """The traced graph for these arguments (traced now if needed)."""
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(spec for spec in self.input_signature)
-        return self._concrete_and_inputs(args, kwargs)[0]
+        try:
+            return self._concrete_and_inputs(args, kwargs)[0]
+        except Exception as error:
+            raise tracebacks.filter_traceback(error)
 
     def pretty_printed_concrete_signatures(self, verbose=True) -> str:
         """The signature of each concrete function traced so far, as TensorFlow prints them, one block
@@ -266,13 +272,15 @@ class Function:
         graph = Graph(name_of(self.python_function))
         spec_iter = iter(specs)
         points = tape.CallPoints(graph)
+        names = iter(input_names(self._signature, bound))
         with context.building(graph), staging_trace.tracing(graph, may_create_variables) as trace, \
                 (points.active() if watch_variables else contextlib.nullcontext()):
             def placeholder(leaf):
+                name = next(names)
                 if not is_input(leaf):
                     return leaf
                 dtype, shape = next(spec_iter)
-                return Tensor(value=graph.add_input(dtype, shape, name="arg"))
+                return Tensor(value=graph.add_input(dtype, shape, name=name))
             args, kwargs = arguments.map_leaves(placeholder, bound)
             try:
                 result = self._target(*args, **kwargs)

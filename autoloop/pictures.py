@@ -23,6 +23,7 @@ Drawing SVG needs the ``graphviz`` package (``pip install
 
 from __future__ import annotations
 
+import collections
 import html
 import itertools
 
@@ -59,7 +60,14 @@ def visualize(fn, *args, lowered: bool = False, **kwargs) -> GraphPicture:
 
 
 class GraphPicture:
-    """A drawing of a graph: `source` (dot text), `svg()`, and ``_repr_svg_`` for notebooks."""
+    """A drawing of a graph: `source` (dot text), `svg()`, `png()`, `pdf()`, `save(path)`, and
+    ``_repr_svg_`` so that a notebook shows it.
+
+        picture = autoloop.visualize(sum_square, autoloop.constant(10))
+        picture.save("sum_square.png")        # the format from the extension: .svg, .png or .pdf
+    """
+
+    FORMATS = ("svg", "png", "pdf")
 
     def __init__(self, source: str):
         self.source = source
@@ -69,6 +77,23 @@ class GraphPicture:
         if self._svg is None:
             self._svg = render(self.source, "svg")
         return self._svg
+
+    def png(self) -> bytes:
+        return render(self.source, "png")
+
+    def pdf(self) -> bytes:
+        return render(self.source, "pdf")
+
+    def save(self, path) -> None:
+        """Write the drawing to `path`, in the format its extension names (``.svg``, ``.png``, ``.pdf``)."""
+        import os
+        extension = os.path.splitext(str(path))[1].lstrip(".").lower()
+        if extension not in self.FORMATS:
+            raise ValueError(f"save writes {', '.join('.' + f for f in self.FORMATS)} files; {str(path)!r} has "
+                             f"{'.' + extension if extension else 'no extension'}: name the file with one of them")
+        drawn = self.svg().encode("utf-8") if extension == "svg" else render(self.source, extension)
+        with open(path, "wb") as file:
+            file.write(drawn)
 
     def _repr_svg_(self) -> str:
         return self.svg()
@@ -105,6 +130,13 @@ def _label(*lines: str) -> str:
     first, *rest = [html.escape(line) for line in lines if line] or [""]
     small = "".join(f'<BR/><FONT POINT-SIZE="9" COLOR="#52525b">{line}</FONT>' for line in rest)
     return f"<<B>{first}</B>{small}>"
+
+
+def _titled(kind: str, name: str) -> str:
+    """`kind` with the node's name where the user gave one: "While", "While decode" (not "While while")."""
+    base = name.rsplit("/", 1)[-1]
+    default = base.lower() == kind.lower() or base.lower().startswith(kind.lower() + "_")
+    return kind if default else f"{kind} {base}"
 
 
 def _type(value) -> str:
@@ -216,7 +248,7 @@ class _FunctionalDrawing:
         cluster = self.out.fresh("cluster_")
         self.out.add(indent, f"subgraph {cluster} {{")
         pi = node.attrs.get("parallel_iterations", 10)
-        self.out.add(indent + 1, f'label={_label(f"loop {node.name}", f"parallel_iterations={pi}")}; '
+        self.out.add(indent + 1, f'label={_label(_titled("While", node.name) + " loop", f"parallel_iterations={pi}")}; '
                                  f'style="rounded,filled"; fillcolor="#fffbeb"; color="#d97706";')
         variables = []
         for k, (name, param, initial) in enumerate(zip(names, body.inputs[:count], groups.loop_vars)):
@@ -242,7 +274,7 @@ class _FunctionalDrawing:
         self.sub_cluster(body, indent + 1, "body", "#ffffff")
         self.anchors.pop()
         self.out.add(indent, "}")
-        node_id = self.control_flow_node(node, indent, f"While {node.name}", ", ".join(names), "#fde68a")
+        node_id = self.control_flow_node(node, indent, _titled("While", node.name), ", ".join(names), "#fde68a")
         for var_id, value in zip(variables, body.outputs):
             self.out.edge(self.source(value), var_id, 'style=dashed, color="#d97706", constraint=false, label="next", '
                                                       'fontcolor="#b45309"')
@@ -254,7 +286,7 @@ class _FunctionalDrawing:
         groups = control_flow.operands(node)
         cluster = self.out.fresh("cluster_")
         self.out.add(indent, f"subgraph {cluster} {{")
-        self.out.add(indent + 1, f'label={_label(f"branches of {node.name}")}; style="rounded,filled"; '
+        self.out.add(indent + 1, f'label={_label("branches of " + _titled("Cond", node.name))}; style="rounded,filled"; '
                                  f'fillcolor="#f0fdf4"; color="#16a34a";')
         self.anchors.append(self.source(groups.pred[0]))
         branches = []
@@ -266,7 +298,7 @@ class _FunctionalDrawing:
             branches.append((title, branch))
         self.anchors.pop()
         self.out.add(indent, "}")
-        node_id = self.control_flow_node(node, indent, f"Cond {node.name}", "runs one branch", "#bbf7d0")
+        node_id = self.control_flow_node(node, indent, _titled("Cond", node.name), "runs one branch", "#bbf7d0")
         self.edge(groups.pred[0], node_id, 'label="pred", style=bold, color="#16a34a"')
         for title, branch in branches:
             for value in branch.outputs:
@@ -313,6 +345,11 @@ class _LoweredDrawing:
         self.lowered = lowered
         self.out = _Writer(lowered.name)
         self.ids = {id(node): self.out.fresh() for node in lowered.nodes}
+        # A node is labelled with its name inside its frame, or with its whole name where another frame has a
+        # node of the same short name (the Switch_1 of an outer and of an inner loop).
+        shorts = [node.name.rsplit("/", 1)[-1] for node in lowered.nodes]
+        counts = collections.Counter(shorts)
+        self.labels = {id(node): node.name if counts[short] > 1 else short for node, short in zip(lowered.nodes, shorts)}
 
     def dot(self) -> str:
         members: dict = {frame: [] for frame in self.lowered.frames}
@@ -333,6 +370,7 @@ class _LoweredDrawing:
     def frame(self, frame, members, children, indent: int) -> None:
         for node in members[frame]:
             short = node.name.rsplit("/", 1)[-1]
+            name = self.labels[id(node)]
             types = ", ".join(_type(v) for v in node.outputs[:1])
             if node.op == "Const":
                 value = node.attrs["value"]
@@ -341,7 +379,7 @@ class _LoweredDrawing:
             if node.op == "Enter":
                 detail += " (invariant)" if node.attrs["is_constant"] else f' ({node.attrs.get("loop_var", "")})'
             style = _LOWERED_STYLES.get(node.op, "")
-            self.out.add(indent, f"{self.ids[id(node)]} [label={_label(short, detail)}{', ' + style if style else ''}];")
+            self.out.add(indent, f"{self.ids[id(node)]} [label={_label(name, detail)}{', ' + style if style else ''}];")
         for child in children[frame]:
             cluster = self.out.fresh("cluster_")
             self.out.add(indent, f"subgraph {cluster} {{")

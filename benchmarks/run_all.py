@@ -5,7 +5,8 @@
     python benchmarks/run_all.py --quick --no-frameworks    # a smoke run (not a measurement)
 
 Runs bench_loops (W1–W5), bench_call (cached and first calls), bench_memory
-(peak memory of the 4096² loop), bench_convert (conversion speed) and, with
+(peak memory of the 4096² loop), bench_convert (conversion speed), bench_import
+(import time beside numpy's) and, with
 JAX installed, bench_jax (the JAX backend against hand-written JAX: steady
 state, and cold first calls in fresh processes) in one process, in that
 order. Without TensorFlow or JAX their rows are left out and the output
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import bench_call
 import bench_convert
+import bench_import
 import bench_jax
 import bench_loops
 import bench_memory
@@ -43,6 +45,8 @@ def report(quick: bool, rounds: int, progress=None) -> str:
     say("memory done")
     conversion = bench_convert.table(bench_convert.measure(3 if quick else 200))
     say("conversion done")
+    imports = bench_import.table(bench_import.measure(2 if quick else 15))
+    say("import done")
     backend = []
     if optional("jax") is not None:
         backend = ["", "The JAX backend (`backend=\"jax\"`) against the same loops written by hand with `jax.jit` + "
@@ -75,6 +79,10 @@ def report(quick: bool, rounds: int, progress=None) -> str:
         "Conversion:",
         "",
         conversion,
+        "",
+        "Starting: a fresh process importing autoloop, beside numpy (bench_import):",
+        "",
+        imports,
         *backend,
     ])
 

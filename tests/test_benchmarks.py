@@ -31,7 +31,7 @@ def test_a_quick_run_of_every_benchmark_checks_results_and_reports_each_table(ha
     report = run_all.report(quick=True, rounds=1)
     for row in ("W1 sum_square", "W2 collatz", "W3 RNN", "W4 m = m @ w", "W5 m = concat",
                 "cached call of add_one", "eager op", "x + 1 (a Python number)", "first call of collatz", "numpy by hand", "autoloop converted",
-                "7-line", "40-line"):
+                "7-line", "40-line", "`import autoloop`", "`import numpy`"):
         assert row in report, row
     assert "Python 3." in report and ("numpy 2." in report or "numpy 1." in report)
     assert "tensorflow is left out (--no-frameworks): its rows are skipped" in report

@@ -53,17 +53,17 @@ def _graph():
 def test_each_loop_is_a_cluster_beside_its_while_node_with_named_loop_variables():
     dot = pictures.to_dot(_graph())
     assert dot.startswith('digraph "nested3" {')
-    assert len(re.findall(r"subgraph cluster_\d+ \{\n\s+label=<<B>loop while", dot)) == 3
-    assert len(re.findall(r"<B>While while</B>", dot)) == 3
+    assert len(re.findall(r"subgraph cluster_\d+ \{\n\s+label=<<B>While loop</B>", dot)) == 3
+    assert len(re.findall(r"<B>While</B>", dot)) == 3 and "While while" not in dot
     for name, dtype in (("total", "float32[]"), ("i", "int32[]"), ("j", "int32[]"), ("k", "int32[]")):
         assert re.search(rf"var\d+ \[label=<<B>{name}</B><BR/><FONT [^>]*>{re.escape(dtype)}</FONT>>", dot), name
     assert dot.count("ltail=cluster_") == 3  # each loop's results leave through its While node
     # `scale` and `n`, captured by inner loops, are edges from the inputs straight into the clusters.
-    inputs = re.findall(r"(n\d+) \[label=<<B>arg", dot)
+    inputs = re.findall(r"(n\d+) \[label=<<B>(?:n|scale)</B>", dot)  # named after the parameters
     assert len(inputs) == 2
     for source in inputs:
         assert re.search(rf"\n  {source} -> n\d+ \[color=\"#2563eb\", style=dashed", dot)
-    assert "branches of cond" in dot and "PrintV2" in dot
+    assert "branches of Cond" in dot and "Cond cond" not in dot and "PrintV2" in dot
 
 
 def test_the_lowered_picture_has_a_cluster_per_frame_and_visible_back_edges():
@@ -71,17 +71,51 @@ def test_the_lowered_picture_has_a_cluster_per_frame_and_visible_back_edges():
     frames = re.findall(r"label=<<B>frame ([\w/]+)</B>", dot)
     assert frames == ["while", "while/body/while", "while/body/while/body/while"]
     back_edges = re.findall(r'-> n\d+ \[color="#ea580c", penwidth=2.2, constraint=false, label="next"\]', dot)
-    assert len(back_edges) == dot.count("<B>NextIteration") and back_edges
+    assert len(back_edges) == len(re.findall(r"<B>[\w/]*NextIteration", dot)) and back_edges
+
+
+def test_every_lowered_node_has_its_own_label():
+    dot = pictures.to_dot(_graph(), lowered=True)
+    labels = re.findall(r"n\d+ \[label=<<B>([^<]+)</B>", dot)
+    assert len(labels) == len(set(labels)) > 30
+    assert "while/Switch_1" in labels and "while/body/while/Switch_1" in labels  # the same short name, two frames
+    assert "LoopCond" not in labels or labels.count("LoopCond") == 1
+
+
+def test_a_named_loop_keeps_its_name_in_the_picture():
+    def count(n):
+        return al.while_loop(lambda i: i < n, lambda i: i + 1, [al.constant(0)], name="countdown")
+    dot = pictures.to_dot(al.function(count, autograph=False).get_concrete_function(al.constant(3)).graph)
+    assert "<B>While countdown</B>" in dot and "<B>While countdown loop</B>" in dot
 
 
 @needs_graphviz
 def test_visualize_draws_svg_for_notebooks():
     picture = al.visualize(nested3, al.constant(4), al.constant(0.5))
     svg = picture._repr_svg_()
-    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "loop while" in svg
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "While loop" in svg
     lowered = al.visualize(al.function(nested3), al.constant(4), al.constant(0.5), lowered=True)
     assert "frame while/body/while" in lowered.svg()
     assert picture.source == pictures.to_dot(_graph())
+
+
+@needs_graphviz
+def test_a_picture_saves_itself_in_the_format_its_extension_names(tmp_path):
+    picture = al.visualize(nested3, al.constant(4), al.constant(0.5))
+    for name, start in (("g.svg", b"<?xml"), ("g.png", b"\x89PNG"), ("g.pdf", b"%PDF")):
+        picture.save(tmp_path / name)
+        assert (tmp_path / name).read_bytes().startswith(start), name
+    assert picture.png().startswith(b"\x89PNG") and picture.pdf().startswith(b"%PDF")
+    with pytest.raises(ValueError, match=r"save writes .svg, .png, .pdf files; '.*g.gif' has .gif: name the file"):
+        picture.save(tmp_path / "g.gif")
+
+
+@needs_graphviz
+def test_the_command_line_writes_png_bytes():
+    result = subprocess.run([sys.executable, "-m", "autoloop", "graph", f"{ROOT}/samples/sum_square_autograph.py::sumSquare",
+                             "--args", "[10]", "--format", "png"], capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(b"\x89PNG")
 
 
 @needs_graphviz

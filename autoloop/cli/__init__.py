@@ -77,7 +77,9 @@ def _parser():
     graph.add_argument("--args", default=None, metavar="JSON_LIST",
                        help="the arguments to trace with, as a JSON list")
     graph.add_argument("--lowered", action="store_true")
-    graph.add_argument("--format", choices=("text", "dot", "svg"), default="text")
+    graph.add_argument("--format", choices=("text", "dot", "svg", "png", "pdf"), default="text",
+                       help="text (the default), dot, or drawn by Graphviz: svg, png, pdf (png and pdf are "
+                            "written to stdout as bytes: redirect them to a file)")
     graph.add_argument("--explain", action="store_true",
                        help="also say which loops a gradient went through and what each saves per iteration")
     for sub in (run, graph):
@@ -300,7 +302,15 @@ def graph(arguments) -> int:
         raise BadInput("--args must be a JSON list")
     call_arguments = _call_arguments(function, values)
     concrete = function.get_concrete_function(*call_arguments)
-    print(_graph_picture(concrete.graph, arguments.format, arguments.lowered))
+    picture = _graph_picture(concrete.graph, arguments.format, arguments.lowered)
+    if isinstance(picture, bytes):
+        if sys.stdout.isatty():
+            raise BadInput(f"--format {arguments.format} writes bytes, not text: redirect them to a file "
+                           f"(> graph.{arguments.format})")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(picture)
+        return 0
+    print(picture)
     if function.backend == "jax" and arguments.format == "text" and not arguments.lowered:
         print("lowered to JAX:")
         print(concrete.compiled.jaxpr(*_input_arrays(call_arguments)))
@@ -309,8 +319,9 @@ def graph(arguments) -> int:
     return 0
 
 
-def _graph_picture(graph, format: str, lowered: bool) -> str:
-    """What ``graph`` prints: the text form, dot, or svg drawn by Graphviz (functional or lowered)."""
+def _graph_picture(graph, format: str, lowered: bool) -> str | bytes:
+    """What ``graph`` prints: the text form, dot, or a drawing by Graphviz (svg text, png or pdf bytes;
+    functional or lowered)."""
     from autoloop import pictures
     if format == "text":
         if lowered:
@@ -321,7 +332,7 @@ def _graph_picture(graph, format: str, lowered: bool) -> str:
     if format == "dot":
         return source
     try:
-        return pictures.render(source, "svg")
+        return pictures.render(source, format)
     except pictures.GraphvizMissing as missing:
         raise BadInput(str(missing)) from None
 

@@ -191,7 +191,7 @@ def test_graph_without_args_says_to_pass_them(model, capsys):
     code, out, err = autoloop(capsys, "graph", f"{model}::no_arguments")
     assert code == 0 and "Const" in out
     code, out, err = autoloop(capsys, "graph", f"{model}::half")  # the signature gives the inputs
-    assert code == 0 and out.startswith("graph half(arg:0: float64(None,))")
+    assert code == 0 and out.startswith("graph half(x:0: float64(None,))")
 
 
 @pytest.mark.parametrize("target, message", [

@@ -133,4 +133,4 @@ def test_the_text_form_shows_ordering_edges():
         return x
 
     text = str(traced(two_prints, al.constant(1)))
-    assert "  PrintV2 = PrintV2(arg:0)" in text and "  PrintV2_1 = PrintV2(^PrintV2)" in text
+    assert "  PrintV2 = PrintV2(x:0)" in text and "  PrintV2_1 = PrintV2(^PrintV2)" in text

@@ -179,7 +179,7 @@ def test_eval_without_a_default_session_says_what_is_missing():
 
     @al.function(autograph=False)
     def traced(x):
-        with pytest.raises(ValueError, match=r"Cannot evaluate arg:0 with eval\(\): no default "
+        with pytest.raises(ValueError, match=r"Cannot evaluate x:0 with eval\(\): no default "
                                              r"autoloop.compat.v1.Session is registered"):
             x.eval()
         seen.append(True)

@@ -242,7 +242,7 @@ def test_an_unfed_placeholder_that_is_needed_is_named():
     lowered = dataflow.lower(graph)
     x, y = lowered.inputs
     assert dataflow.run(lowered, [lowered.outputs[0]], {x: np.int32(4)}) == [5]
-    with pytest.raises(ValueError, match=r"the placeholder 'arg_1' \(int32, shape \(\)\) needs a value"):
+    with pytest.raises(ValueError, match=r"the placeholder 'y' \(int32, shape \(\)\) needs a value"):
         dataflow.run(lowered, [lowered.outputs[1]], {x: np.int32(4)})
 
 

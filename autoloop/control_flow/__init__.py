@@ -1,0 +1,1 @@
+"""Graph control flow and composite values: while_loop, cond, scan, TensorArray, SparseTensor, IndexedSlices."""
