@@ -130,12 +130,17 @@ class JaxProgram:
             return self._one_runner(one)
         # np.asarray: a copy to the host; rank 0 stays an array (finish makes it a scalar, as `eager` does)
         convert = (lambda value: value) if self.jax_arrays else np.asarray
+        # A bare output (`_bare`) is one value, not a tuple of them: a result mixing Python values with one
+        # tensor has one graph output but is packed by `finish`, not handed over as `one`.
+        bare = self._bare
 
         def run(inputs):
             try:
                 outputs = jitted(*inputs)
             except BackendError as error:
                 _raise_at_users_line(error)
+            if bare:
+                outputs = (outputs,)
             return finish([result(v) if hasattr(v, "refuse") else convert(v) for v in outputs])
         return run
 
