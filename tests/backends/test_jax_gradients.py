@@ -137,3 +137,28 @@ def test_an_eager_tape_over_a_jax_function():
                                                "function") as raised:
             al.function(looped, backend="jax")(x)
     assert raised.value.__cause__ is None
+
+
+def nested_loss(x, depth=3):
+    """A `for` over range(tensor) inside another: the outer loop saves the inner loop's stacks."""
+    s = x * 0.0
+    for i in range(al.constant(depth)):
+        for j in range(al.constant(2)):
+            s = s + al.sin(x * s + 1.0) * al.cast(i + j, x.dtype)
+    return al.reduce_sum(s * s)
+
+
+def test_gradients_through_nested_loops_keep_the_inner_loops_stacks():
+    def gradient(x):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            y = nested_loss(x)
+        return tape.gradient(y, x)
+
+    x = np.array([0.3, -0.5])
+    found = al.function(gradient, backend="jax")(x).numpy()
+    np.testing.assert_allclose(found, al.function(gradient)(x).numpy(), rtol=1e-12, atol=1e-15)
+    loss = al.function(nested_loss)
+    step = 1e-6
+    numeric = [(loss(x + step * e).numpy() - loss(x - step * e).numpy()) / (2 * step) for e in np.eye(2)]
+    np.testing.assert_allclose(found, numeric, rtol=1e-5, atol=1e-8)
