@@ -38,6 +38,9 @@ class ProgramFacts:
         self.layouts = Layouts(graph)
         self.has_effects = any(has_effects(node) or calls_host(node) for node in graph.walk())
         self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
+        # A program whose loops save values for a gradient keeps its products out of fused multiply-adds, so a
+        # checkpointed gradient is the stored one bit for bit (`kernels.math.rounded`).
+        self.rounds_products = any(node.op == "StackPush" for node in graph.walk())
         self._schedules: dict = {}
         self._lock = threading.Lock()
 
