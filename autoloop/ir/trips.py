@@ -9,7 +9,8 @@ read it too: a checkpointed loop's segments are bounded by its schedule.
 `trip_count(node)` reads, for a ``While``:
 
 - ``maximum_iterations``, when it is a value known while tracing (an
-  upper bound);
+  upper bound), and ``capacity`` (a bound the loop checks as it runs: one
+  more iteration is an error, never a shorter loop);
 - a counter: a loop variable ``i`` that starts at a known value, steps by a
   known amount each iteration, and that the condition compares with a known
   limit (``i < n``, ``i <= n``, ``n > i``, counting down with ``>``/``>=``).
@@ -89,6 +90,8 @@ def trip_count(node) -> TripCount:
     counters = loop_counters(node)
     alone = _comparison_alone(node)
     uppers = [c.trips for c in counters] + ([max(limit, 0)] if limit is not None else [])
+    if node.attrs.get("capacity") is not None:  # checked as the loop runs: more iterations are an error
+        uppers.append(node.attrs["capacity"])
     upper = min(uppers) if uppers else None
     exact = None
     if alone is not None and (limit is None or limit >= alone.trips):
@@ -129,13 +132,20 @@ def _loop_of(param):
 
 
 def _conjuncts(value):
-    """The values that must all hold for `value` to hold (through ``and`` and identities)."""
+    """The values that must all hold for `value` to hold (through ``and``, identities, and the ``Cond``
+    that a converted ``a and b`` becomes: `b` evaluated only where `a` holds, else false)."""
     node = value.node
     if node.op == "LogicalAnd":
         return _conjuncts(node.inputs[0]) + _conjuncts(node.inputs[1])
     if node.op == "Identity":
         return _conjuncts(node.inputs[0])
+    if node.op == "Cond" and _integer_or_bool(known(node.attrs["false_graph"].outputs[value.index])) is False:
+        return _conjuncts(node.inputs[0]) + _conjuncts(node.attrs["true_graph"].outputs[value.index])
     return [value]
+
+
+def _integer_or_bool(value):
+    return None if value is None or np.ndim(value) != 0 else bool(value)
 
 
 def _comparison_alone(node):
@@ -155,6 +165,8 @@ def _counter(node, compare):
     count = node.attrs["num_loop_vars"]
     left, right = compare.node.inputs
     for side, other, relation in ((left, right, relations[0]), (right, left, relations[1])):
+        while side not in cond.inputs and captured_from(side) is not None:  # read in a branch of `and`
+            side = captured_from(side)
         if side in cond.inputs[:count]:
             position = cond.inputs.index(side)
             limit = _integer(known(other))

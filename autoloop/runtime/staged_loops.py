@@ -322,10 +322,11 @@ def _invariants(user_invariants, state, layout, flat_initial, counter, relaxed):
 
 def _loop_options(options):
     known = {}
-    for key in ("maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"):
+    names = ("maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint", "capacity")
+    for key in names:
         if options.get(key) is not None:
             known[key] = options[key]
-    unknown = set(options) - {"maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint"}
+    unknown = set(options) - set(names)
     if unknown:
         raise TypeError(f"set_loop_options got unknown options: {', '.join(sorted(unknown))}")
     return known

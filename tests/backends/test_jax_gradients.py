@@ -79,7 +79,7 @@ def test_a_gradient_through_a_loop_without_a_bound_names_the_fix():
         _, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x))
         return al.gradients(al.reduce_sum(h * h), [x, w])
 
-    with pytest.raises(BackendError, match="the values this loop saves for its gradient.*maximum_iterations=N.*checkpoint=True") \
+    with pytest.raises(BackendError, match="the values this loop saves for its gradient.*capacity=N.*checkpoint=True") \
             as raised:
         al.function(unbounded, backend="jax")(X, W)
     assert f"{__file__}:{unbounded.__code__.co_firstlineno + 3}" in str(raised.value)

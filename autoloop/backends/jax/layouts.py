@@ -21,7 +21,7 @@ shape? That is read off the graph:
   capacity of the lists whose elements it has the shape of.
 
 A list that grows in a loop with no bound is a `BackendError` naming the
-list, the write and the loop, with the fix (``maximum_iterations``).
+list, the write and the loop, with the fix (a ``capacity``).
 
 The same walk finds each list's *exact* length where the graph fixes it
 (a fixed size; appends in a loop whose count is exact), which gives
@@ -338,5 +338,6 @@ def _swaps(graph) -> bool:
 
 def _unbounded(value):
     return unsupported(value.node, "a list that grows by an amount not known when compiling", (
-        "XLA preallocates lists. Bound the loops that append to it (maximum_iterations), or run on "
+        "XLA preallocates lists. Give the loops that append to it a capacity (capacity=N to while_loop, or "
+        "autoloop.set_loop_options(capacity=N) as the first statement of the loop body), or run on "
         "backend='numpy'"))

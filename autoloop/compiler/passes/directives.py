@@ -18,7 +18,8 @@ from autoloop.compiler import api
 from autoloop.compiler.passes import targets
 from autoloop.compiler.passes.base import StatementPass
 
-OPTION_NAMES = ("shape_invariants", "maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint")
+OPTION_NAMES = ("shape_invariants", "maximum_iterations", "parallel_iterations", "swap_memory", "checkpoint",
+                "capacity")
 
 
 class LoopDirectives(StatementPass):
