@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autoloop.backends.jax import interrupts
 from autoloop.backends.jax.lowering import is_static, unsupported
 from autoloop.ir import control_flow
 
@@ -80,8 +81,14 @@ def lower_while(lowering, node, args) -> list:
     carry = (initial, errors, counter, first)
     body_jit = jax.jit(body_fn)
     check_shapes_kept(node, carry[0], jax.eval_shape(body_jit, carry)[0], "while loop's variable")
-    values, lowering.errors, _, _ = jax.lax.while_loop(cond_fn, body_jit, carry)
+    if node in lowering.facts.sites.by_node:  # a loop that may run long: Ctrl-C can stop it
+        values, lowering.errors, _, _ = interrupts.watched_loop(lowering, node, cond_fn, body_jit, carry)
+    else:
+        values, lowering.errors, _, _ = jax.lax.while_loop(cond_fn, body_jit, carry)
     return list(values)
+
+
+lower_while.site = interrupts.interrupt_site  # the check an interruptible loop has (`interrupts`)
 
 
 def run_subgraph(lowering, graph, inputs, errors):
