@@ -25,10 +25,13 @@ lowering it hit the same trace.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from autoloop.backends.jax import interrupts
 from autoloop.backends.jax.lowering import is_static, unsupported
+from autoloop.control_flow.loop_vars import as_code
 from autoloop.ir import control_flow
 
 
@@ -156,6 +159,24 @@ def lower_cond(lowering, node, args) -> list:
     return list(outputs)
 
 
+def _branch_output(node, position):
+    """``(subject, (taken, not taken))``: how a message names the ``Cond``'s output `position` and its two
+    paths, in the user's words where the converted code said them (the node's ``described``)."""
+    names = node.attrs.get("names") or ()
+    label = names[position] if position < len(names) else f"output {position}"
+    described = node.attrs.get("described")
+    if described is None:
+        return f"the cond's {as_code(label)}", ("in the true branch", "in the false branch")
+    statement, sides, subjects = described
+    found = re.match(r"'([^']*)'(.*)$", label)
+    if found is None or found.group(1) not in subjects:
+        return f"{as_code(label)} of {statement}", sides
+    (subject, maybe), rest = subjects[found.group(1)], found.group(2)
+    if maybe:  # carried as (value, defined): its value is [0]
+        rest = rest[len("[0]"):]
+    return (f"{subject}{rest}" if subject.startswith("'") else f"{subject} (its {rest})" if rest else subject), sides
+
+
 def _same_shapes(node, true_fn, false_fn, errors):
     """The branch functions, an empty output of one replaced by zeros of the other's shape."""
     import jax
@@ -173,9 +194,9 @@ def _same_shapes(node, true_fn, false_fn, errors):
         elif len(f_leaves) == 1 and np.prod(f.shape) == 0:
             fixes[False][position] = t
         else:
-            label = names[position] if position < len(names) else f"output {position}"
-            raise unsupported(node, f"the if statement's {label} has shape {t_leaves[0].shape} in the true branch "
-                                    f"and {f_leaves[0].shape} in the false branch, so it",
+            subject, (taken, not_taken) = _branch_output(node, position)
+            raise unsupported(node, f"{subject} has shape {t_leaves[0].shape} {taken} and {f_leaves[0].shape} "
+                                    f"{not_taken}, so it",
                               "XLA compiles conditionals whose branches give each value one shape. Pad the "
                               "smaller value to the larger shape, or run on backend='numpy'")
 
