@@ -15,7 +15,8 @@ read it too: a checkpointed loop's segments are bounded by its schedule.
   known amount each iteration, and that the condition compares with a known
   limit (``i < n``, ``i <= n``, ``n > i``, counting down with ``>``/``>=``).
   Converted ``for x in tensor`` and ``for i in range(...)`` loops are such
-  counters; the count is exact when the condition is that comparison alone
+  counters; a limit that is an enclosing loop's counter gives a bound
+  from that counter's range (``for j in range(i)``), not an exact count; the count is exact when the condition is that comparison alone
   (no ``break`` joined to it) and no smaller ``maximum_iterations`` cuts it;
 
 and for a ``Scan``, the number of frames: exact without a cond when the
@@ -54,6 +55,7 @@ class Counter(NamedTuple):
     lowest: int  # the range inside the body
     highest: int
     trips: int
+    exact: bool = True  # False: the limit is another loop's counter, `trips` its most
 
 
 _COMPARISONS = {  # op: (counter on the left: its relation to the limit, counter on the right)
@@ -94,7 +96,7 @@ def trip_count(node) -> TripCount:
         uppers.append(node.attrs["capacity"])
     upper = min(uppers) if uppers else None
     exact = None
-    if alone is not None and (limit is None or limit >= alone.trips):
+    if alone is not None and alone.exact and (limit is None or limit >= alone.trips):
         exact = alone.trips
     return TripCount(upper, exact)
 
@@ -169,12 +171,27 @@ def _counter(node, compare):
             side = captured_from(side)
         if side in cond.inputs[:count]:
             position = cond.inputs.index(side)
-            limit = _integer(known(other))
+            limit, exact = _limit(other, relation)
             start = _integer(known(control_flow.operands(node).loop_vars[position]))
             step = _step(body, position)
             if None not in (limit, start, step):
-                return _count(position, start, step, limit, relation)
+                found = _count(position, start, step, limit, relation)
+                return found if found is None or exact else found._replace(exact=False)
     return None
+
+
+def _limit(value, relation):
+    """``(limit, exact)``: the known value of a counter's limit, or for a limit that is an enclosing loop's
+    counter (``for j in range(i)`` inside ``for i in range(n)``), the bound its range gives, inexact."""
+    found = _integer(known(value))
+    if found is not None:
+        return found, True
+    while value.node.op == "Placeholder" and captured_from(value) is not None:
+        value = captured_from(value)
+    bounds = counter_range(value) if value.node.op == "Placeholder" else None
+    if bounds is None:
+        return None, False
+    return (bounds[1] if relation in ("<", "<=") else bounds[0]), False
 
 
 def _step(body, position: int):

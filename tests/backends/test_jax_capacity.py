@@ -114,3 +114,29 @@ def test_a_capacity_must_be_a_positive_int():
     for bad in (0, -1, 2.5, True, "10"):
         with pytest.raises(ValueError, match="capacity must be a positive int"):
             al.while_loop(lambda i: i < 3, lambda i: i + 1, [al.constant(0)], capacity=bad)
+
+
+def test_an_inner_loop_bounded_by_the_outer_counter_needs_no_capacity():
+    def triangle(n):
+        out = []
+        for i in range(al.constant(5)):
+            for j in range(i):  # at most 4 iterations: the outer counter's range bounds them
+                out.append(i * 10 + j)
+        return al.stack(out)
+
+    def gradient(x):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            s = x * 0.5
+            for i in range(al.constant(4)):
+                for j in range(i):
+                    s = s + al.sin(s * x) * 0.3
+            y = al.reduce_sum(s * s)
+        return tape.gradient(y, x)
+
+    expected = [i * 10 + j for i in range(5) for j in range(i)]
+    x = np.array([0.3, -0.4])
+    for on in ("numpy", "jax"):
+        assert al.function(triangle, backend=on)(al.constant(1)).numpy().tolist() == expected
+    np.testing.assert_allclose(al.function(gradient, backend="jax")(x).numpy(), al.function(gradient)(x).numpy(),
+                               rtol=1e-12)
