@@ -59,6 +59,11 @@ class GradientError(AutoloopError, ValueError):
     """A gradient cannot pass where it was asked to."""
 
 
+class LoopCapacityError(AutoloopError, RuntimeError):
+    """A loop ran more iterations than its ``capacity`` (the bound given for what it saves or appends,
+    which XLA preallocates); the loop is never cut short instead."""
+
+
 class BackendError(AutoloopError, NotImplementedError):
     """A graph asks for what the chosen backend cannot compile (XLA: a shape that changes in a loop,
     a list that grows without a bound); raised while tracing, naming the user's line and the fix."""

@@ -15,7 +15,7 @@ from autoloop.errors import raise_at
 
 
 def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,
-                     swap_memory=None, checkpoint=None):
+                     swap_memory=None, checkpoint=None, capacity=None):
     """Options for the loop whose body this call starts (in converted code).
 
     As the first statement of a loop body, the compiler moves the call's
@@ -24,7 +24,9 @@ def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_it
     raises when it runs; in plain, unconverted Python it does nothing.
     `shape_invariants` is a list of ``(variable, TensorShape)`` pairs;
     `checkpoint` is `while_loop`'s (bounded memory for gradients through the
-    loop).
+    loop); so is `capacity` (the most iterations the loop may run, where
+    ``backend="jax"`` needs a bound for what it appends or saves: one more is
+    an error, where ``maximum_iterations`` would stop the loop).
 
         while i < n:
             autoloop.set_loop_options(shape_invariants=[(x, autoloop.TensorShape([None]))])

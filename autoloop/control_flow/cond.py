@@ -33,8 +33,10 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     return staged_cond(pred, true_fn, false_fn, names=None, name=name)
 
 
-def staged_cond(pred, true_fn, false_fn, *, names, name=None):
-    """`cond` for converted code: errors name the user's variables `names`."""
+def staged_cond(pred, true_fn, false_fn, *, names, name=None, described=None):
+    """`cond` for converted code: errors name the user's variables `names`; ``described()``, called once
+    both branches are traced, says how a backend's messages name the statement, its paths and its
+    variables (`autoloop.runtime.layout.Statement.described`), kept as the node's ``described``."""
     if not callable(true_fn):
         raise TypeError(f"true_fn must be callable, got {true_fn!r}")
     if not callable(false_fn):
@@ -45,7 +47,7 @@ def staged_cond(pred, true_fn, false_fn, *, names, name=None):
     graph = context.current_graph()
     if graph is None:
         return true_fn() if bool(pred) else false_fn()
-    return _build_graph(graph, pred, true_fn, false_fn, names, name or "cond")
+    return _build_graph(graph, pred, true_fn, false_fn, names, name or "cond", described)
 
 
 def _trace_branch(outer: Graph, fn, label: str, names):
@@ -62,7 +64,7 @@ def _has_leaves(structure) -> bool:
     return any(leaf is not None for leaf in nest.flatten(structure))
 
 
-def _build_graph(outer: Graph, pred, true_fn, false_fn, names, name):
+def _build_graph(outer: Graph, pred, true_fn, false_fn, names, name, described=None):
     true_graph, true_structure, true_out = _trace_branch(outer, true_fn, f"{name}_true", names)
     false_graph, false_structure, false_out = _trace_branch(outer, false_fn, f"{name}_false", names)
     _check_branches(true_structure, false_structure, true_out, false_out)
@@ -73,8 +75,10 @@ def _build_graph(outer: Graph, pred, true_fn, false_fn, names, name):
         for t, f in zip(true_out.components(), false_out.components()):
             specs.append((t.dtype, t.shape.most_specific_compatible_shape(f.shape)))
         labels = tuple(true_out.component_labels())
-    node = outer.add_node("Cond", inputs, dict(true_graph=true_graph, false_graph=false_graph, names=labels, **sizes),
-                          specs, location=user_location(), name=name)
+    attrs = dict(true_graph=true_graph, false_graph=false_graph, names=labels, **sizes)
+    if described is not None:
+        attrs["described"] = described()
+    node = outer.add_node("Cond", inputs, attrs, specs, location=user_location(), name=name)
     if true_out is None:
         return true_structure
     return true_out.pack([Tensor(value=v) for v in node.outputs])

@@ -2,9 +2,11 @@
 
 Reference semantics (what every mode computes)::
 
-    def while_loop(cond, body, loop_vars, maximum_iterations=None):
+    def while_loop(cond, body, loop_vars, maximum_iterations=None, capacity=None):
         iterations = 0
         while (maximum_iterations is None or iterations < maximum_iterations) and cond(*loop_vars):
+            if capacity is not None and iterations == capacity:
+                raise LoopCapacityError(...)   # never a shorter loop
             loop_vars = body(*loop_vars)
             iterations += 1
         return loop_vars
@@ -22,14 +24,18 @@ structure must not change.
 
 from __future__ import annotations
 
+import numpy as np
+
 from autoloop import dtypes, nest
 from autoloop.control_flow.loop_vars import (
     LoopVars, as_code, check_entry_shapes, check_iteration, component_invariants)
+from autoloop.errors import LoopCapacityError
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
-from autoloop.ops.dispatch import convert, graph_value
-from autoloop.ops.location import user_location
+from autoloop.ops.dispatch import apply, convert, graph_value
+from autoloop.ops.location import format_location, user_location
+from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 _API_HINT = ("pass a less specific shape for it in shape_invariants (for {label}: {shape}), "
@@ -39,7 +45,7 @@ _CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
-               swap_memory=False, maximum_iterations=None, name=None, checkpoint=None):
+               swap_memory=False, maximum_iterations=None, name=None, checkpoint=None, capacity=None):
     """Repeat `body` while `cond` is true; see the module docstring.
 
     `loop_vars` is a (possibly nested) tuple, list, namedtuple or dict of
@@ -57,17 +63,25 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     iterations), an int n keeps it every n iterations; see
     `autoloop.autodiff.checkpoint`.
 
+    `capacity` (autoloop's own) is the most iterations the loop may run: the
+    bound that ``backend="jax"`` needs for what the loop appends to or saves
+    for a gradient (XLA preallocates it), where no bound can be read off the
+    loop. Running more iterations raises `LoopCapacityError` naming the loop
+    and the capacity, on every backend; unlike ``maximum_iterations``, it
+    never stops the loop early.
+
         >>> while_loop(lambda i: i < 10, lambda i: i + 1, [constant(0)])[0].numpy()
         np.int32(10)
     """
     return staged_while(cond, body, loop_vars, names=None, shape_invariants=shape_invariants,
                         parallel_iterations=parallel_iterations, back_prop=back_prop,
                         swap_memory=swap_memory, maximum_iterations=maximum_iterations, name=name,
-                        checkpoint=checkpoint)
+                        checkpoint=checkpoint, capacity=capacity)
 
 
 def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, parallel_iterations=10,
-                 back_prop=True, swap_memory=False, maximum_iterations=None, name=None, checkpoint=None):
+                 back_prop=True, swap_memory=False, maximum_iterations=None, name=None, checkpoint=None,
+                 capacity=None):
     """`while_loop` for converted code: `names` are the user's variable names.
 
     `loop_vars` is then a tuple with one entry per name, and `cond`/`body`
@@ -86,7 +100,8 @@ def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, paralle
     run = _run_eagerly if graph is None else _build_graph
     return run(cond, body, before, invariants, hint, names, maximum_iterations,
                dict(parallel_iterations=parallel_iterations, back_prop=back_prop,
-                    swap_memory=swap_memory, name=name or "while", checkpoint=checkpoint_option(checkpoint)))
+                    swap_memory=swap_memory, name=name or "while", checkpoint=checkpoint_option(checkpoint),
+                    capacity=capacity_option(capacity)))
 
 
 def checkpoint_option(value):
@@ -99,6 +114,23 @@ def checkpoint_option(value):
         return value
     raise ValueError(f"checkpoint must be True or 'sqrt' (checkpoints at iterations 0, 1, 4, 9, ...), a "
                      f"positive int n (a checkpoint every n iterations), or False/None; got {value!r}")
+
+
+def capacity_option(value):
+    """`while_loop`'s ``capacity`` argument, checked: None or a positive int."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return value
+    raise ValueError(f"capacity must be a positive int (the most iterations the loop may run, the size of "
+                     f"what backend='jax' preallocates for what it appends or saves), or None; got {value!r}")
+
+
+def capacity_error(capacity: int, location) -> LoopCapacityError:
+    """The error of a loop (at the user's `location`) that would run iteration ``capacity + 1``."""
+    return LoopCapacityError(
+        f"the loop at {format_location(location)} would run more than its capacity of {capacity} iterations "
+        f"(capacity={capacity}, the size of what it appends or saves for a gradient on backend='jax'); the "
+        f"loop is never cut short. Give it a larger capacity (while_loop(..., capacity=N), or "
+        f"autoloop.set_loop_options(capacity=N) as the first statement of its body)")
 
 
 def _validate(cond, body, loop_vars, parallel_iterations):
@@ -146,7 +178,13 @@ def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations
     def test(current):
         return bool(_test_value(cond(*_arguments(current.structure)), "cond"))
 
+    capacity, location, iterations = options["capacity"], user_location(), [0]
+
     def step(current):
+        if capacity is not None:
+            if iterations[0] == capacity:
+                raise capacity_error(capacity, location)
+            iterations[0] += 1
         result = _call_body(body, current, _arguments(current.structure))
         after = check_iteration(before, result, invariants, hint, names)
         # The body's own leaves (not rebuilt components) keep what it learned,
@@ -166,27 +204,44 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
     initial = [graph_value(outer, c) for c in before.components()]
     cond_graph, body_graph = Graph(f"{options['name']}_cond", outer), Graph(f"{options['name']}_body", outer)
 
+    # A capacity is checked at each iteration's start against a counter, one more loop variable (the last).
+    capacity, location = options["capacity"], user_location()
     inside = _parameters(cond_graph, before, initial, invariants)
+    if capacity is not None:
+        cond_graph.add_input(dtypes.int32, TensorShape([]), name="iterations")
     with context.building(cond_graph):
         test = _test_value(cond(*_arguments(inside.structure)), "cond")
         cond_graph.outputs = [graph_value(cond_graph, test)]
 
     inside = _parameters(body_graph, before, initial, invariants)
+    if capacity is not None:
+        iterations = Tensor(value=body_graph.add_input(dtypes.int32, TensorShape([]), name="iterations"))
     with context.building(body_graph):
+        if capacity is not None:
+            apply("AssertTrue", [iterations < capacity],
+                  {"message": None, "exception": capacity_error(capacity, location)})
         result = _call_body(body, inside, _arguments(inside.structure))
         after = check_iteration(before, result, invariants, hint, names)
         body_graph.outputs = [graph_value(body_graph, c) for c in after.components()]
+        if capacity is not None:
+            body_graph.outputs.append(graph_value(body_graph, iterations + 1))
+    labels = tuple(as_code(l) for l in before.component_labels())
+    specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]
+    loop_outputs = len(initial)
+    if capacity is not None:
+        initial = initial + [graph_value(outer, convert(np.int32(0)))]
+        labels, specs = labels + ("iterations",), specs + [(dtypes.int32, TensorShape([]))]
 
     limit = [] if maximum_iterations is None else [graph_value(outer, maximum_iterations)]
     inputs, sizes = control_flow.join("While", loop_vars=initial, cond_captures=cond_graph.captures,
                                       body_captures=body_graph.captures, maximum_iterations=limit)
     attrs = dict(cond=cond_graph, body=body_graph, **sizes,
                  parallel_iterations=options["parallel_iterations"], back_prop=options["back_prop"],
-                 swap_memory=options["swap_memory"], names=tuple(as_code(l) for l in before.component_labels()),
-                 checkpoint=options["checkpoint"])
-    specs = [(v.dtype, invariant) for v, invariant in zip(initial, invariants)]
-    node = outer.add_node("While", inputs, attrs, specs, location=user_location(), name=options["name"])
-    outputs = [Tensor(value=v) for v in node.outputs]
+                 swap_memory=options["swap_memory"], names=labels, checkpoint=options["checkpoint"])
+    if capacity is not None:
+        attrs["capacity"] = capacity  # a bound on the iterations (`autoloop.ir.trips`), checked in the body
+    node = outer.add_node("While", inputs, attrs, specs, location=location, name=options["name"])
+    outputs = [Tensor(value=v) for v in node.outputs[:loop_outputs]]
     return _carry_static_info(before.pack(outputs), after)
 
 

@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 
+from autoloop.errors import raise_at
 from autoloop.execute.codegen import generate, variant
 from autoloop.execute.errors import raise_for_node
 from autoloop.execute.expressions import locate
@@ -92,10 +93,13 @@ class CompiledGraph:
 
     def locate_interrupt(self, interrupt: KeyboardInterrupt) -> None:
         """Ctrl-C in a long graph loop: remember the user's line of the op that was running (the
-        innermost graph's, when graphs nest) as ``autoloop_location``, for whoever reports it."""
+        innermost graph's, when graphs nest) as ``autoloop_location``, for whoever reports it, and
+        raise the interrupt on from that line."""
         if getattr(interrupt, "autoloop_location", None) is None:
             node = self._failing_node(interrupt.__traceback__)
             interrupt.autoloop_location = node.location if node is not None else None
+            # raised on from the user's line, so that the traceback ends there, as on backend="jax"
+            raise_at(interrupt.with_traceback(None), interrupt.autoloop_location)
 
     def _failing_node(self, traceback):
         """The node of the innermost frame of the generated code: its line's, or on a line holding

@@ -9,12 +9,14 @@ read it too: a checkpointed loop's segments are bounded by its schedule.
 `trip_count(node)` reads, for a ``While``:
 
 - ``maximum_iterations``, when it is a value known while tracing (an
-  upper bound);
+  upper bound), and ``capacity`` (a bound the loop checks as it runs: one
+  more iteration is an error, never a shorter loop);
 - a counter: a loop variable ``i`` that starts at a known value, steps by a
   known amount each iteration, and that the condition compares with a known
   limit (``i < n``, ``i <= n``, ``n > i``, counting down with ``>``/``>=``).
   Converted ``for x in tensor`` and ``for i in range(...)`` loops are such
-  counters; the count is exact when the condition is that comparison alone
+  counters; a limit that is an enclosing loop's counter gives a bound
+  from that counter's range (``for j in range(i)``), not an exact count; the count is exact when the condition is that comparison alone
   (no ``break`` joined to it) and no smaller ``maximum_iterations`` cuts it;
 
 and for a ``Scan``, the number of frames: exact without a cond when the
@@ -53,6 +55,7 @@ class Counter(NamedTuple):
     lowest: int  # the range inside the body
     highest: int
     trips: int
+    exact: bool = True  # False: the limit is another loop's counter, `trips` its most
 
 
 _COMPARISONS = {  # op: (counter on the left: its relation to the limit, counter on the right)
@@ -89,9 +92,11 @@ def trip_count(node) -> TripCount:
     counters = loop_counters(node)
     alone = _comparison_alone(node)
     uppers = [c.trips for c in counters] + ([max(limit, 0)] if limit is not None else [])
+    if node.attrs.get("capacity") is not None:  # checked as the loop runs: more iterations are an error
+        uppers.append(node.attrs["capacity"])
     upper = min(uppers) if uppers else None
     exact = None
-    if alone is not None and (limit is None or limit >= alone.trips):
+    if alone is not None and alone.exact and (limit is None or limit >= alone.trips):
         exact = alone.trips
     return TripCount(upper, exact)
 
@@ -129,13 +134,20 @@ def _loop_of(param):
 
 
 def _conjuncts(value):
-    """The values that must all hold for `value` to hold (through ``and`` and identities)."""
+    """The values that must all hold for `value` to hold (through ``and``, identities, and the ``Cond``
+    that a converted ``a and b`` becomes: `b` evaluated only where `a` holds, else false)."""
     node = value.node
     if node.op == "LogicalAnd":
         return _conjuncts(node.inputs[0]) + _conjuncts(node.inputs[1])
     if node.op == "Identity":
         return _conjuncts(node.inputs[0])
+    if node.op == "Cond" and _integer_or_bool(known(node.attrs["false_graph"].outputs[value.index])) is False:
+        return _conjuncts(node.inputs[0]) + _conjuncts(node.attrs["true_graph"].outputs[value.index])
     return [value]
+
+
+def _integer_or_bool(value):
+    return None if value is None or np.ndim(value) != 0 else bool(value)
 
 
 def _comparison_alone(node):
@@ -155,14 +167,31 @@ def _counter(node, compare):
     count = node.attrs["num_loop_vars"]
     left, right = compare.node.inputs
     for side, other, relation in ((left, right, relations[0]), (right, left, relations[1])):
+        while side not in cond.inputs and captured_from(side) is not None:  # read in a branch of `and`
+            side = captured_from(side)
         if side in cond.inputs[:count]:
             position = cond.inputs.index(side)
-            limit = _integer(known(other))
+            limit, exact = _limit(other, relation)
             start = _integer(known(control_flow.operands(node).loop_vars[position]))
             step = _step(body, position)
             if None not in (limit, start, step):
-                return _count(position, start, step, limit, relation)
+                found = _count(position, start, step, limit, relation)
+                return found if found is None or exact else found._replace(exact=False)
     return None
+
+
+def _limit(value, relation):
+    """``(limit, exact)``: the known value of a counter's limit, or for a limit that is an enclosing loop's
+    counter (``for j in range(i)`` inside ``for i in range(n)``), the bound its range gives, inexact."""
+    found = _integer(known(value))
+    if found is not None:
+        return found, True
+    while value.node.op == "Placeholder" and captured_from(value) is not None:
+        value = captured_from(value)
+    bounds = counter_range(value) if value.node.op == "Placeholder" else None
+    if bounds is None:
+        return None, False
+    return (bounds[1] if relation in ("<", "<=") else bounds[0]), False
 
 
 def _step(body, position: int):

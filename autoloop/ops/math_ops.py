@@ -172,7 +172,8 @@ _NOT_SCALAR = "(np.False_ if {0} else np.True_)"  # `~` and np.logical_not on a 
 # -- binary arithmetic -----------------------------------------------------
 _register_elementwise("Add", np.add, infer.NUMERIC, "({0} + {1})", gradient=_ADD, jvp=LINEAR)
 _register_elementwise("Sub", np.subtract, infer.NUMERIC, "({0} - {1})", gradient=_SUB, jvp=LINEAR)
-_register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})", gradient=_MUL, jvp=bilinear_jvp)
+_register_elementwise("Mul", np.multiply, infer.NUMERIC, "({0} * {1})", gradient=_MUL, jvp=bilinear_jvp,
+                      jax=f"{_JAX_KERNELS}.math:multiply")
 
 
 def _integer_division(name, kernel, symbol, gradient, jax):
@@ -196,7 +197,7 @@ _integer_division("FloorMod", np.mod, "%", _binary_gradient(lambda op, g: g, _fl
 # (-0.0) ** 0.5 is 0.0 but np.power gives -0.0, and (-inf) ** 0.5 is inf against nan; C pow and
 # np.power's loop may also differ in the last bit. A value of unknown rank may be a scalar when the
 # graph runs, so only known integer scalars take `**`.
-_register_elementwise("Pow", np.power, infer.NUMERIC, "np.power({0}, {1})",
+_register_elementwise("Pow", np.power, infer.NUMERIC, "np.power({0}, {1})", jax=f"{_JAX_KERNELS}.math:power",
                       scalar_expr=lambda attrs, types: None if types[0].is_floating else "({0} ** {1})",
                       gradient=_binary_gradient(_pow_x, _pow_y))
 # Ties send the gradient to x, as TensorFlow does.
@@ -273,7 +274,8 @@ _register_elementwise("Neg", np.negative, infer.SIGNED, "(-{0})", gradient=_unar
 _register_elementwise("Abs", np.abs, infer.SIGNED, "abs({0})",
                       gradient=_unary_gradient(lambda op, g: g * apply("Sign", [op.inputs[0]])), jvp=ELEMENTWISE)
 _register_elementwise("Square", np.square, infer.NUMERIC, "({0} * {0})",
-                      gradient=_unary_gradient(lambda op, g: g * (op.inputs[0] + op.inputs[0])), jvp=ELEMENTWISE)
+                      gradient=_unary_gradient(lambda op, g: g * (op.inputs[0] + op.inputs[0])), jvp=ELEMENTWISE,
+                      jax=f"{_JAX_KERNELS}.math:square")
 _register_elementwise("LogicalNot", np.logical_not, (dtypes.bool_,), scalar_expr=_NOT_SCALAR,
                       gradient=NOT_DIFFERENTIABLE)
 _register_elementwise("Invert", np.invert, infer.INTEGERS_AND_BOOL, "(~{0})",

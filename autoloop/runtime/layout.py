@@ -87,6 +87,13 @@ class Statement:
             return "the return value"
         return f"'{name}'"
 
+    def described(self, layout) -> tuple:
+        """What the graph op keeps for a backend's messages, as plain data: this statement, how its two
+        paths are named (`sides`), and per variable `layout` carries its name in messages (`subject`) and
+        whether it travels as ``(value, defined)`` (a variable some paths leave unassigned)."""
+        return str(self), self.sides, {slot.name: (self.subject(slot.name), slot.kind == MAYBE)
+                                       for slot in layout.slots if slot.kind != FIXED}
+
     def _jumps(self) -> str:
         jump, lines = self.guard[:2]
         if not lines:

@@ -115,7 +115,7 @@ def _stage(test, run_true, run_false, names, entries, layout, statement, copies)
     outcomes = None
     if layout is None:  # most branches fit the layout the first one suggests: try that
         try:
-            return _cond(test, run_true, run_false, None, names, copies)
+            return _cond(test, run_true, run_false, None, names, copies, statement)
         except _Misfit as misfit:
             outcomes = misfit.both
         except BranchTypeError:
@@ -125,7 +125,7 @@ def _stage(test, run_true, run_false, names, entries, layout, statement, copies)
         layout = _plan(names, entries, outcomes, statement, copies)
     for _ in range(_MAX_ATTEMPTS):
         try:
-            return _cond(test, run_true, run_false, layout, names, copies)
+            return _cond(test, run_true, run_false, layout, names, copies, statement)
         except _Misfit as misfit:  # a remembered or scratch-planned layout that no longer fits
             if outcomes is None:
                 outcomes = _scratch_outcomes(run_true, run_false, names, test)
@@ -170,7 +170,7 @@ def _entry_of(values, copies):
     return MISSING
 
 
-def _cond(test, run_true, run_false, layout, names, copies):
+def _cond(test, run_true, run_false, layout, names, copies, statement):
     """``(outputs, layout)`` of the cond; without a `layout`, the one the first branch suggests."""
     chosen, given = [layout], []
 
@@ -190,7 +190,8 @@ def _cond(test, run_true, run_false, layout, names, copies):
             raise _Misfit(side, values, list(given) if len(given) == 2 else None, reason) from None
 
     result = staged_cond(to_bool(test), lambda: branch(0, run_true), lambda: branch(1, run_false),
-                         names=chosen[0].labels() if layout is not None else names)
+                         names=chosen[0].labels() if layout is not None else names,
+                         described=lambda: statement.described(chosen[0]))
     return chosen[0].decode(result if isinstance(result, tuple) else tuple(result or ())), chosen[0]
 
 

@@ -229,7 +229,8 @@ def test_lists_that_grow_without_a_bound():
                                                f"iterations is not known when compiling, so the loop "
                                                f"\\(at {__file__}:{first + loop}\\)") as raised:
             al.function(fn, backend="jax")(al.constant(4))
-        assert "pass maximum_iterations=N to while_loop" in str(raised.value)
+        assert "give the loop a capacity, capacity=N to while_loop" in str(raised.value)
+        assert "maximum_iterations" not in str(raised.value)  # it would cut the loop short
         assert _line_of(raised.value) == first + loop and raised.value.__cause__ is None
 
 

@@ -21,7 +21,9 @@ transformation (`autoloop.autodiff`), so the backward loops are ordinary
 ``While`` nodes and their saved values stacks (preallocated buffers here).
 That is how the gradient of a loop with a data-dependent trip count runs
 compiled on XLA, which ``jax.grad`` of ``lax.while_loop`` refuses; it needs a
-bound on the loop's iterations (``maximum_iterations``, or a counted loop).
+bound on the loop's iterations: a counter the condition bounds (``for i in
+range(n)``, ``while ... and k < n``), or a ``capacity`` (checked as the loop
+runs: more iterations are an error, never a shorter loop).
 
 What XLA cannot compile (a loop variable whose shape changes, a list with
 no bound, an array whose shape depends on values) is a `BackendError` at

@@ -20,6 +20,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
+from autoloop.backends.jax.interrupts import Watch
 from autoloop.backends.jax.layouts import Layouts
 from autoloop.backends.jax.lowering import calls_host
 from autoloop.ir import control_flow
@@ -48,6 +49,15 @@ class ProgramFacts:
                                                     and control_flow.lookup(node.op) is None)
                                for node in graph.walk())
         self.uses_64_bits = any(v.dtype in _WIDE for node in graph.walk() for v in node.outputs)
+        # A program whose loops save values for a gradient keeps its products out of fused multiply-adds, so a
+        # checkpointed gradient is the stored one bit for bit (`kernels.math.rounded`).
+        self.rounds_products = any(node.op == "StackPush" for node in graph.walk())
+        # Ctrl-C stops a loop that may run long (`interrupts`): it has a site, and the program a watch.
+        loops = [site.node for site in self.sites.numbered if site.node.op == "While"]
+        self.watch = Watch(loops[0].location) if loops else None
+        # Whether the error state is a result: a watched loop's site alone is not (the watch knows what it
+        # stopped), so the common loop keeps one bare output.
+        self.reports_errors = len(loops) < len(self.sites.numbered)
         self._schedules: dict = {}
         self._lock = threading.Lock()
 

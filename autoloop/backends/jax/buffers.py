@@ -163,8 +163,8 @@ _WRITE_WITNESS = _INDEX_WITNESS + ((np.bool_, ()),)  # and whether the list grow
 def _beyond(node, index, capacity):
     raise InvalidArgumentError(
         f"{node.op}: index {index} is past the {capacity} elements XLA preallocated for this list (the bound "
-        f"found when compiling the loops that append to it); give those loops a smaller count or a larger "
-        f"maximum_iterations, or run on backend='numpy'")
+        f"found when compiling the loops that append to it); give those loops a larger capacity "
+        f"(capacity=N), or run on backend='numpy'")
 
 
 def _write_site(node):

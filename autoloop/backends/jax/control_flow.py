@@ -29,9 +29,13 @@ lowering it hit the same trace.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from autoloop.backends.jax import interrupts
 from autoloop.backends.jax.lowering import is_static, unsupported
+from autoloop.control_flow.loop_vars import as_code
 from autoloop.ir import control_flow
 from autoloop.ops.v1_ops import UPDATE_OPS
 
@@ -92,9 +96,15 @@ def lower_while(lowering, node, args) -> list:
     after = jax.eval_shape(body_jit, carry)
     check_shapes_kept(node, carry[0], after[0], "while loop's variable")
     _check_variables_kept(node, lowering.variables.cells, carry[4], after[4])
-    values, lowering.errors, _, _, variables = jax.lax.while_loop(cond_fn, body_jit, carry)
+    if node in lowering.facts.sites.by_node:  # a loop that may run long: Ctrl-C can stop it
+        values, lowering.errors, _, _, variables = interrupts.watched_loop(lowering, node, cond_fn, body_jit, carry)
+    else:
+        values, lowering.errors, _, _, variables = jax.lax.while_loop(cond_fn, body_jit, carry)
     lowering.variables.update(variables)
     return list(values)
+
+
+lower_while.site = interrupts.interrupt_site  # the check an interruptible loop has (`interrupts`)
 
 
 def _check_variables_kept(node, cells, before, after) -> None:
@@ -189,6 +199,24 @@ def lower_cond(lowering, node, args) -> list:
     return list(outputs[:count])
 
 
+def _branch_output(node, position):
+    """``(subject, (taken, not taken))``: how a message names the ``Cond``'s output `position` and its two
+    paths, in the user's words where the converted code said them (the node's ``described``)."""
+    names = node.attrs.get("names") or ()
+    label = names[position] if position < len(names) else f"output {position}"
+    described = node.attrs.get("described")
+    if described is None:
+        return f"the cond's {as_code(label)}", ("in the true branch", "in the false branch")
+    statement, sides, subjects = described
+    found = re.match(r"'([^']*)'(.*)$", label)
+    if found is None or found.group(1) not in subjects:
+        return f"{as_code(label)} of {statement}", sides
+    (subject, maybe), rest = subjects[found.group(1)], found.group(2)
+    if maybe:  # carried as (value, defined): its value is [0]
+        rest = rest[len("[0]"):]
+    return (f"{subject}{rest}" if subject.startswith("'") else f"{subject} (its {rest})" if rest else subject), sides
+
+
 def _same_shapes(node, true_fn, false_fn, errors):
     """The branch functions, an empty output of one replaced by zeros of the other's shape."""
     import jax
@@ -206,9 +234,9 @@ def _same_shapes(node, true_fn, false_fn, errors):
         elif len(f_leaves) == 1 and np.prod(f.shape) == 0:
             fixes[False][position] = t
         else:
-            label = names[position] if position < len(names) else f"output {position}"
-            raise unsupported(node, f"the if statement's {label} has shape {t_leaves[0].shape} in the true branch "
-                                    f"and {f_leaves[0].shape} in the false branch, so it",
+            subject, (taken, not_taken) = _branch_output(node, position)
+            raise unsupported(node, f"{subject} has shape {t_leaves[0].shape} {taken} and {f_leaves[0].shape} "
+                                    f"{not_taken}, so it",
                               "XLA compiles conditionals whose branches give each value one shape. Pad the "
                               "smaller value to the larger shape, or run on backend='numpy'")
 

@@ -21,7 +21,7 @@ shape? That is read off the graph:
   capacity of the lists whose elements it has the shape of.
 
 A list that grows in a loop with no bound is a `BackendError` naming the
-list, the write and the loop, with the fix (``maximum_iterations``).
+list, the write and the loop, with the fix (a ``capacity``).
 
 The same walk finds each list's *exact* length where the graph fixes it
 (a fixed size; appends in a loop whose count is exact), which gives
@@ -89,6 +89,7 @@ class Layouts:
                 for outer, inner in sub.captures.items():
                     if inner.dtype is dtypes.variant:
                         self._union(outer, inner)
+        self._join_elements(graph)
         for node in graph.walk():
             self._record(node)
         self.lengths = Lengths(self, graph)
@@ -138,6 +139,23 @@ class Layouts:
                     for value in (cond.inputs[num_xs + j], body.inputs[num_xs + j], body.outputs[num_ys + j],
                                   node.outputs[num_ys + j]):
                         self._union(initial, value)
+
+    def _join_elements(self, graph) -> None:
+        """The lists one stack holds (a nested loop's stacks, pushed by the outer loop and read back in its
+        gradient) share one buffer layout: the elements of one family are one family. Joining two
+        stacks' families joins their elements' in turn, so repeat until nothing joins."""
+        nodes = [n for n in graph.walk() if n.op in ("StackPush", "StackGet")]
+        joined = True
+        while joined:
+            joined, element_of = False, {}
+            for node in nodes:
+                element = node.inputs[2] if node.op == "StackPush" else node.outputs[0]
+                if element.dtype is not dtypes.variant:
+                    continue
+                first = element_of.setdefault(self._find(node.inputs[0]), element)
+                if self._find(first) is not self._find(element):
+                    self._union(first, element)
+                    joined = True
 
     def _record(self, node) -> None:
         """The element facts and allocations `node` adds to its lists' families."""
@@ -320,5 +338,6 @@ def _swaps(graph) -> bool:
 
 def _unbounded(value):
     return unsupported(value.node, "a list that grows by an amount not known when compiling", (
-        "XLA preallocates lists. Bound the loops that append to it (maximum_iterations), or run on "
+        "XLA preallocates lists. Give the loops that append to it a capacity (capacity=N to while_loop, or "
+        "autoloop.set_loop_options(capacity=N) as the first statement of the loop body), or run on "
         "backend='numpy'"))

@@ -11,7 +11,8 @@ growth by its bound (`autoloop.ir.trips`), so nested loops multiply.
 The upper bounds give each buffer its capacity (`autoloop.backends.jax.
 layouts`); the exact lengths give ``stack(l)`` a static shape. A list that
 grows in a loop with no bound is a `BackendError` naming the list, where it
-grows and the loop, with the fix (``maximum_iterations``).
+grows and the loop, with the fix (a ``capacity``: a bound that is checked,
+never ``maximum_iterations``, which would change what the loop computes).
 
     >>> lengths = Lengths(layouts, graph)
     >>> lengths.upper[flow]              # Length(base=None, offset=10)
@@ -300,10 +301,11 @@ def _unbounded_loop(loop, grows, name=None):
     else:
         what = f"the TensorArray {name} (dynamic_size=True), written at {_where(grows)} {unknown}"
     return unsupported(loop, what, (
-        "XLA preallocates what a loop appends to, so it needs a bound: pass maximum_iterations=N to "
-        "while_loop (or set_loop_options(maximum_iterations=N) in the loop body; with checkpoint=True the "
-        "gradient keeps about sqrt(N) states), iterate over a tensor or a range of known length, or run on "
-        "backend='numpy'"))
+        "XLA preallocates what a loop appends to or saves, so it needs a bound on the loop's iterations: give "
+        "the loop a capacity, capacity=N to while_loop or autoloop.set_loop_options(capacity=N) as the first "
+        "statement of its body (more iterations are an error, never a shorter loop; with checkpoint=True the "
+        "gradient keeps about sqrt(N) states), bound a counter in its condition (while ... and k < N), "
+        "iterate over a tensor or a range of known length, or run on backend='numpy'"))
 
 
 def _appends(node) -> bool:

@@ -176,7 +176,7 @@ class Lowering:
 
     def fail_always(self, node, error) -> list:
         """`node` fails with `error` whenever it runs: a check that always fails, and placeholder outputs."""
-        if self.errors is None:
+        if not self.facts.reports_errors:
             from autoloop.execute.errors import raise_for_node
             raise_for_node(node, error)  # no checks to carry it: fail now, as the first call would
 

@@ -67,7 +67,7 @@ class JaxProgram:
         # no tuple to flatten and build on each call (0.1 µs of a 5 µs call).
         # Variables: extra inputs, and the updated ones extra outputs (`autoloop.backends.jax.variables`)
         self._cells, self._written = self.facts.cells, self.facts.written_cells
-        self._bare = len(graph.outputs) == 1 and not self.facts.sites and not self._written
+        self._bare = len(graph.outputs) == 1 and not self.facts.reports_errors and not self._written
         self._jitted = jax.jit(self._lowered)
 
     def _lowered(self, *inputs):
@@ -78,7 +78,7 @@ class JaxProgram:
         if self._bare:
             return outputs[0]
         outputs = (*outputs, *(lowering.variables.read(cell) for cell in self._written))
-        errors = lowering.errors  # None unless the program has checks (`facts.sites`)
+        errors = lowering.errors if self.facts.reports_errors else None
         return tuple(outputs) if errors is None else (*outputs, (errors.code, errors.witness))
 
     def lower(self, *inputs):
@@ -100,6 +100,11 @@ class JaxProgram:
             _raise_at_users_line(error)
 
     def __call__(self, *inputs):
+        if self.facts.watch is not None:  # a loop that may run long: Ctrl-C stops it
+            return self.facts.watch.run(self._call, inputs)
+        return self._call(*inputs)
+
+    def _call(self, *inputs):
         import jax
         if self._cells:
             inputs = inputs + variables.host_values(self._cells)
@@ -115,7 +120,7 @@ class JaxProgram:
             outputs = (outputs,)
         if self._effects:
             jax.effects_barrier()  # prints and host calls done before we return, as on numpy
-        if self.facts.sites:
+        if self.facts.reports_errors:
             outputs, (code, witness) = outputs[:-1], outputs[-1]
             checks.raise_failure(self.facts.sites, code, witness)
         if self._written:
@@ -136,22 +141,32 @@ class JaxProgram:
             return lambda inputs: self(*inputs)
         if one is not None and len(self.graph.outputs) == 1:
             finish = _one_of(one)
-        if self._x64 or self._effects or self._cells or self.facts.sites or \
+        if self._x64 or self._effects or self._cells or self.facts.reports_errors or \
                 any(v.dtype.name == "variant" for v in self.graph.outputs):
             return lambda inputs: finish(self(*inputs))
         jitted, result = self._jitted, self._result
         if self._bare and one is not None:
-            return self._one_runner(one)
+            return self._watched(self._one_runner(one))
         # np.asarray: a copy to the host; rank 0 stays an array (finish makes it a scalar, as `eager` does)
         convert = (lambda value: value) if self.jax_arrays else np.asarray
+        # A bare output (`_bare`) is one value, not a tuple of them: a result mixing Python values with one
+        # tensor has one graph output but is packed by `finish`, not handed over as `one`.
+        bare = self._bare
 
         def run(inputs):
             try:
                 outputs = jitted(*inputs)
             except BackendError as error:
                 _raise_at_users_line(error)
+            if bare:
+                outputs = (outputs,)
             return finish([result(v) if hasattr(v, "refuse") else convert(v) for v in outputs])
-        return run
+        return self._watched(run)
+
+    def _watched(self, run):
+        """`run` (a `runner`'s run), stopped by Ctrl-C where the program has a loop that may run long."""
+        watch = self.facts.watch
+        return run if watch is None else lambda inputs: watch.run(run, (inputs,))
 
     def _one_runner(self, one):
         """`runner` of the common program, one plain output (see there), written out per kind of result:

@@ -7,7 +7,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked
+from autoloop.backends.jax.lowering import checked, with_node
 
 
 # Integer ``//`` and ``%`` check their divisor (flag ``integer``), as the numpy kernel does; its
@@ -38,6 +38,42 @@ def real_div(x, y):
         target = dtypes.float32 if dtype.size <= 2 else dtypes.float64
         x, y = x.astype(target.as_numpy_dtype), y.astype(target.as_numpy_dtype)
     return jnp.true_divide(x, y)
+
+
+def rounded(lowering, product):
+    """`product`, a float multiply's result, rounded once as written (as numpy rounds it) in a program that
+    saves values for a gradient (`ProgramFacts.rounds_products`).
+
+    XLA (through LLVM) fuses a multiply into the add that uses it (a fused
+    multiply-add: one rounding instead of two) wherever its fusion puts both in
+    one kernel and the product has no other use. The results of the same ops
+    then depend on how XLA fused the loop around them: a checkpointed
+    gradient's recomputing loop saves other values than the forward loop of
+    the stored gradient, so fuses otherwise, and its gradient would differ in
+    the last bits, where docs/api.md promises it bit for bit. The select below
+    keeps every value (a NaN as well) and gives the product other uses, which
+    are never fused into an add. It costs a compare and a select per element
+    (a sixth of a small loop of products), so programs without a gradient
+    loop keep XLA's fusion.
+    """
+    if not lowering.facts.rounds_products or not jnp.issubdtype(product.dtype, jnp.floating):
+        return product
+    return jnp.where(product == product, product, product + product)
+
+
+@with_node
+def multiply(lowering, node, x, y):
+    return rounded(lowering, jnp.multiply(x, y))
+
+
+@with_node
+def square(lowering, node, x):
+    return rounded(lowering, jnp.square(x))
+
+
+@with_node
+def power(lowering, node, x, y):
+    return rounded(lowering, jnp.power(x, y))  # XLA makes a small integer power multiplies
 
 
 def cast(x, dtype):

@@ -1,0 +1,172 @@
+"""Ctrl-C in a compiled loop: the loop asks the host now and then, and stops through the error state.
+
+A running XLA ``while_loop`` never returns to Python, so Python's SIGINT
+handler (which raises `KeyboardInterrupt` in the main thread) cannot run
+until it ends, which for an endless loop is never. So a loop that may run
+long (no bound known when compiling, or a large one: `interruptible`)
+carries a countdown, and when it reaches zero it calls the host
+(``io_callback``), which says whether a SIGINT came meanwhile:
+
+- the first host call of a program's call, in the main thread (where the
+  CPU backend runs them), replaces Python's default SIGINT handler, until
+  the call returns, by one that only notes the Ctrl-C; a later host call
+  sees the note. (A Ctrl-C before that first call reaches Python's own
+  handler inside JAX's callback and fails the call; it is reported the same
+  way. Where host calls run on another thread, on some devices, the handler
+  cannot be replaced and a Ctrl-C is seen when the call returns.)
+- a Ctrl-C fails the loop's site in the error state (`autoloop.backends.jax.
+  checks`), so that loop and every loop around it stop at once and nothing
+  after them runs; the host then raises `KeyboardInterrupt` from the user's
+  line of the loop that heard it, with ``autoloop_location`` for the
+  command line's one-line report;
+- the countdown adapts: the first is sized from the body's work (about
+  2**22 element operations), later ones from the time the last took (about
+  0.05 s), so a short loop never calls the host and a long one calls it a
+  few times a second.
+
+    >>> watch = Watch(first_loop_location)
+    >>> outputs = watch.run(jitted, inputs)    # a Ctrl-C: KeyboardInterrupt from the loop's line
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import time
+
+import numpy as np
+
+from autoloop.errors import raise_at
+from autoloop.ir.trips import trip_count
+
+LONG_LOOP = 1 << 16  # a loop with a bound above this many iterations is watched as one without a bound
+FIRST_WORK = 1 << 22  # element operations before a loop's first host call
+TARGET_SECONDS = 0.05  # time between host calls that later countdowns aim at
+LONGEST_COUNTDOWN = 1 << 24
+
+
+def interruptible(node) -> bool:
+    """Whether the ``While`` `node` may run long enough to need to be interruptible."""
+    upper = trip_count(node).upper
+    return upper is None or upper > LONG_LOOP
+
+
+def interrupt_site(node):
+    """The site rule of a ``While`` (`autoloop.backends.jax.lowering.checked`): an interruptible loop's
+    check fails when Ctrl-C stopped it, and raises `KeyboardInterrupt` from the user's loop line."""
+    if not interruptible(node):
+        return None
+
+    def reproduce():
+        interrupt = KeyboardInterrupt()
+        interrupt.autoloop_location = node.location
+        raise_at(interrupt, node.location)
+    return (), reproduce
+
+
+def first_countdown(body) -> int:
+    """Iterations before a loop's first host call: about `FIRST_WORK` element operations of `body`."""
+    work = 0
+    for node in body.walk():
+        for value in node.outputs:
+            work += max(1, value.shape.num_elements() or 1)
+    return int(np.clip(FIRST_WORK // max(work, 1), 1, LONGEST_COUNTDOWN))
+
+
+class Watch:
+    """One program's watch for Ctrl-C; see the module docstring. `stopped_at` is the user's line of the
+    loop a Ctrl-C stopped in the current call, or None."""
+
+    def __init__(self, first_loop):
+        self.first_loop = first_loop  # the line blamed when Ctrl-C came before any loop asked
+        self.stopped_at = None
+        self._interrupted = False
+        self._previous = None  # the SIGINT handler replaced while a call runs, if any
+        import jax
+        self._runtime_error = jax.errors.JaxRuntimeError
+
+    def run(self, call, inputs):
+        """``call(*inputs)``, watched; a Ctrl-C while it ran is a `KeyboardInterrupt` from the loop's line."""
+        self.stopped_at, self._interrupted = None, False
+        try:
+            outputs = call(*inputs)
+        except self._runtime_error as error:
+            # Ctrl-C before the first host call took it: Python's own handler raised inside JAX's callback
+            # wrapper, and JAX reports that only in words.
+            if "KeyboardInterrupt" not in str(error):
+                raise
+            self._interrupted = True
+        except KeyboardInterrupt as interrupt:
+            self._interrupted = True
+            self.stopped_at = self.stopped_at or getattr(interrupt, "autoloop_location", None)
+        finally:
+            if self._previous is not None:
+                signal.signal(signal.SIGINT, self._previous)
+                self._previous = None
+        if not self._interrupted:
+            return outputs
+        location = self.stopped_at or self.first_loop  # also a Ctrl-C after the last host call
+        interrupt = KeyboardInterrupt()
+        interrupt.autoloop_location = location
+        raise_at(interrupt, location)
+
+    def _note(self, signum, frame):
+        self._interrupted = True
+
+    def _listen(self) -> None:
+        """Take Ctrl-C for this call (the first host call does, in the main thread, if Python's default
+        handler has it): the loops then stop, and `run` raises."""
+        if self._previous is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                self._previous = signal.signal(signal.SIGINT, self._note)
+            except ValueError:  # not the main thread (a device's callback thread): Python's handler stays
+                pass
+
+    def ask(self, location, countdown, stamp):
+        """The host call of the loop at `location`: ``(interrupted, next countdown, time in ms)``."""
+        try:
+            self._listen()
+            now = np.int32(int(time.monotonic() * 1000) & 0x7FFFFFFF)
+            if not self._interrupted:
+                countdown = int(countdown)
+                if stamp >= 0:
+                    elapsed = max((int(now) - int(stamp)) % (1 << 31), 1) / 1000
+                    countdown = int(np.clip(countdown * TARGET_SECONDS / elapsed, 1,
+                                            min(8 * countdown, LONGEST_COUNTDOWN)))
+                return np.bool_(False), np.int32(countdown), now
+        except KeyboardInterrupt:  # Python's own handler, before ours was installed
+            self._interrupted = True
+        self.stopped_at = self.stopped_at or location  # the first loop to hear it: the innermost running
+        return np.bool_(True), np.int32(1), np.int32(0)
+
+
+def watched_loop(lowering, node, cond_fn, body_fn, carry):
+    """``lax.while_loop(cond_fn, body_fn, carry)`` of an interruptible loop: run in chunks of `countdown`
+    iterations, an inner loop as fast as the plain one (no host call in it: a conditional in a loop body
+    costs XLA about as much as a small body), and between chunks the host call (`Watch.ask`), whose
+    Ctrl-C fails the loop's site in the error state (`carry[1]`), which `cond_fn` stops at."""
+    import jax
+    import jax.numpy as jnp
+    watch, site = lowering.facts.watch, lowering.facts.sites.by_node[node]
+    shapes = (jax.ShapeDtypeStruct((), np.bool_), jax.ShapeDtypeStruct((), np.int32),
+              jax.ShapeDtypeStruct((), np.int32))
+
+    def ask(countdown, stamp):
+        # A pure callback, though it reads the watch: a program with an effect (io_callback) loses JAX's fast
+        # dispatch (0.5 ms a call); its results are used, so XLA keeps it and calls it each time it runs.
+        return jax.pure_callback(functools.partial(watch.ask, node.location), shapes, countdown, stamp)
+
+    def keep(countdown, stamp):
+        return jnp.bool_(False), countdown, stamp
+
+    def chunk(state):
+        carry, (countdown, stamp) = state
+        carry, done = jax.lax.while_loop(lambda inner: cond_fn(inner[0]) & (inner[1] < countdown),
+                                         lambda inner: (body_fn(inner[0]), inner[1] + 1), (carry, jnp.int32(0)))
+        stopped, countdown, stamp = jax.lax.cond(done >= countdown, ask, keep, countdown, stamp)
+        values, errors, *others = carry
+        return (values, errors.fail(site, stopped), *others), (countdown, stamp)
+
+    first = (jnp.int32(first_countdown(node.attrs["body"])), jnp.int32(-1))
+    carry, _ = jax.lax.while_loop(lambda state: cond_fn(state[0]), chunk, (carry, first))
+    return carry

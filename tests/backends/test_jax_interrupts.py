@@ -1,0 +1,98 @@
+"""Ctrl-C stops a running graph loop on both backends: `KeyboardInterrupt` from the user's loop line, within a
+second or two, and the process goes on working; ``autoloop run`` prints one line and exits 130.
+
+A compiled XLA loop never returns to Python by itself: on ``backend="jax"``
+a loop that may run long asks the host now and then
+(`autoloop.backends.jax.interrupts`). Each test runs a fresh process and
+sends it SIGINT while its loop runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
+
+ROOT = Path(__file__).resolve().parents[2]
+ENDLESS = textwrap.dedent("""
+    import autoloop as al
+
+    def spin(x):
+        while x > 0:
+            x = x + 1
+            x = x - 1
+        return x
+
+    def nested(x):
+        total = x - x
+        for i in range(x):
+            while x > 0:
+                x = x * 1
+            total += i
+        return total
+    """)
+SCRIPT = textwrap.dedent("""
+    import json, sys, time, traceback
+    import autoloop as al
+    from endless import spin, nested
+
+    fn = {"spin": spin, "nested": nested}[sys.argv[2]]
+    f = al.function(fn, backend=sys.argv[1])
+    f(al.constant(0))  # traced and compiled before the clock starts
+    print("running", flush=True)
+    start = time.perf_counter()
+    try:
+        f(al.constant(1))
+    except KeyboardInterrupt as interrupt:
+        seconds = time.perf_counter() - start
+        frame = traceback.extract_tb(interrupt.__traceback__)[-1]
+        print(json.dumps({"seconds": seconds, "location": list(interrupt.autoloop_location),
+                          "frame": [frame.filename, frame.lineno],
+                          "after": int(f(al.constant(0)))}))
+    """)
+
+
+def _interrupt(tmp_path, command, delay=0.5, source=ENDLESS):
+    (tmp_path / "endless.py").write_text(source)
+    (tmp_path / "script.py").write_text(SCRIPT)
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert process.stdout.readline() == "running\n"
+        time.sleep(delay)  # the loop runs
+        sent = time.perf_counter()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        waited = time.perf_counter() - sent
+    finally:
+        process.kill()
+    return process.returncode, out, err, waited
+
+
+@pytest.mark.parametrize("on", ["numpy", "jax"])
+@pytest.mark.parametrize("program, line", [("spin", 5), ("nested", 13)])
+def test_ctrl_c_stops_the_loop_at_the_users_line_and_the_process_goes_on(tmp_path, on, program, line):
+    code, out, err, waited = _interrupt(tmp_path, [sys.executable, "script.py", on, program])
+    assert code == 0, err
+    report = json.loads(out)
+    where = [str(tmp_path / "endless.py"), line]
+    assert report["location"] == where and report["frame"] == where
+    assert report["seconds"] > 0.4 and waited < 3  # stopped by the Ctrl-C, within a second or two
+    assert report["after"] == 0  # the function still runs
+
+
+def test_the_command_line_prints_one_line_and_exits_130_on_jax(tmp_path):
+    printing = ENDLESS.replace("def spin(x):\n", "def spin(x):\n    print('running')\n")
+    code, out, err, waited = _interrupt(tmp_path, [sys.executable, "-m", "autoloop", "run", "endless.py::spin", "1",
+                                                   "--backend", "jax"], delay=0.5, source=printing)
+    assert code == 130 and waited < 3
+    assert err == "autoloop: interrupted while the graph ran, at endless.py:6\n"
