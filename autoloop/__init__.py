@@ -39,9 +39,9 @@ _PUBLIC = {
     "IndexedSlices": "autoloop.control_flow.sparse:IndexedSlices",
     "SparseTensor": "autoloop.control_flow.sparse:SparseTensor",
     # the compiler
-    "function": "autoloop.function:function",
-    "Function": "autoloop.function:Function",
-    "RetracingWarning": "autoloop.function:RetracingWarning",
+    "function": "autoloop.traced_function:function",
+    "Function": "autoloop.traced_function:Function",
+    "RetracingWarning": "autoloop.traced_function:RetracingWarning",
     "ConcreteFunction": "autoloop.concrete_function:ConcreteFunction",
     "do_not_convert": "autoloop.compiler.api:do_not_convert",
     "set_loop_options": "autoloop.compiler.api:set_loop_options",

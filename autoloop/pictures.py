@@ -48,7 +48,7 @@ def visualize(fn, *args, lowered: bool = False, **kwargs) -> GraphPicture:
     Graphviz cannot draw here.
     """
     from autoloop.concrete_function import ConcreteFunction
-    from autoloop.function import Function, function
+    from autoloop.traced_function import Function, function
     if isinstance(fn, ConcreteFunction):
         graph = fn.graph
     else:

@@ -14,7 +14,7 @@ import autoloop
 
 INTERNAL = {"absent", "arguments", "backends", "cli", "compiler", "concrete_function", "control_flow", "execute",
             "ir", "ops", "runtime", "shapes", "source_map", "tensor", "tracebacks", "loop_options", "batching",
-            "pictures", "symbolic_errors", "signatures", "variables", "module", "function", "dtypes"}
+            "pictures", "symbolic_errors", "signatures", "variables", "module", "traced_function", "dtypes"}
 API_NAMES = [  # a sample of API.md's names across its sections
     "function", "Function", "ConcreteFunction", "to_code", "to_graph", "do_not_convert", "set_loop_options", "config",
     "autograph", "py_function", "numpy_function", "Tensor", "TensorShape", "TensorSpec", "bool", "int32", "float32",

@@ -58,7 +58,7 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
             from autoloop.ops.api import stack
             results = [fn(nest.pack_sequence_as(elems, [leaf[index] for leaf in leaves])) for index in range(count)]
             return nest.map_structure(lambda *entries: stack(entries), *results)
-        from autoloop.function import function
+        from autoloop.traced_function import function
         return function(lambda *args: _batched(fn, elems, list(args), count, fallback_to_while_loop, warn),
                         autograph=False)(*leaves)
     return _batched(fn, elems, leaves, count, fallback_to_while_loop, warn)

@@ -169,7 +169,7 @@ DTYPES = (np.int32, np.float32, np.float64)
 SHAPES = ((), (1,), (3,))
 
 
-@pytest.mark.filterwarnings("ignore::autoloop.function.RetracingWarning")  # retracing is the point
+@pytest.mark.filterwarnings("ignore::autoloop.traced_function.RetracingWarning")  # retracing is the point
 @pytest.mark.parametrize("seed", range(3))
 def test_generated_programs_retraced_in_random_orders_match_python(seed):
     rng = random.Random(seed)
