@@ -1,7 +1,7 @@
-"""Every benchmark in one run: README's benchmark tables, with the machine and library versions.
+"""Every benchmark in one run: the benchmark tables of docs/benchmarks.md, with the machine and library versions.
 
     python benchmarks/run_all.py --markdown                 # print the tables
-    python benchmarks/run_all.py --readme README.md         # rewrite README's generated block
+    python benchmarks/run_all.py --readme docs/benchmarks.md   # rewrite the benchmarks page's generated block
     python benchmarks/run_all.py --quick --no-frameworks    # a smoke run (not a measurement)
 
 Runs bench_loops (W1–W5), bench_call (cached and first calls), bench_memory

@@ -7,7 +7,7 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
@@ -29,7 +29,8 @@ def anchors(document: pathlib.Path) -> set:
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_link_resolves_inside_the_repository(document):
-    assert links(document) or document.name == "CHANGELOG.md", f"{document} has no links to check"
+    assert links(document) or document.parent != ROOT or document.name == "CHANGELOG.md", \
+        f"{document} has no links to check"
     for target in links(document):
         if re.match(r"[a-z]+:", target):
             continue  # an outside address (https:, mailto:)
