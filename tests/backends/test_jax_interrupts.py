@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_processes import default_sigint
+
 pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +67,7 @@ def _interrupt(tmp_path, command, delay=0.5, source=ENDLESS):
     (tmp_path / "endless.py").write_text(source)
     (tmp_path / "script.py").write_text(SCRIPT)
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
     try:
         assert process.stdout.readline() == "running\n"
         time.sleep(delay)  # the loop runs

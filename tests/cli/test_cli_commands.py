@@ -12,6 +12,7 @@ import time
 import pytest
 
 from autoloop import cli
+from tests.child_processes import default_sigint
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -273,7 +274,7 @@ def test_ctrl_c_while_the_graph_loops_prints_one_line_and_exits_130(tmp_path):
         """))
     process = subprocess.Popen([sys.executable, "-m", "autoloop", "run", "endless.py::spin", "1"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
     try:
         assert process.stdout.readline() == "running\n"  # the graph's print: the loop runs next
         time.sleep(0.2)
