@@ -34,3 +34,25 @@ def test_function_returns_python_numbers_as_tensors(which):
     assert half.dtype == al.float32 and true.dtype == al.bool and bool(true.numpy())
     assert two.dtype == al.float64 and two.numpy() == 2.0
     assert "TensorSpec(shape=(), dtype=autoloop.int32, name=None)" in str(buggy_add.get_concrete_function())
+
+
+def test_matrix_prints_on_its_own_line_as_in_tensorflow():
+    assert str(al.constant([[1, 2], [3, 4]])) == "autoloop.Tensor(\n[[1 2]\n [3 4]], shape=(2, 2), dtype=int32)"
+    assert str(al.constant([1, 2])) == "autoloop.Tensor([1 2], shape=(2,), dtype=int32)"
+
+
+def test_sparse_tensor_prints_its_parts_and_converts_to_dense():
+    st = al.sparse.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4])
+    assert str(st).startswith("SparseTensor(indices=autoloop.Tensor(\n[[0 0]\n [1 2]], shape=(2, 2), dtype=int64), "
+                              "values=autoloop.Tensor([1 2], shape=(2,), dtype=int32), ")
+    expected = [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]]
+    assert al.sparse.to_dense(st).numpy().tolist() == expected
+    assert al.sparse.to_dense(st, default_value=-1).numpy().tolist() == [[1, -1, -1, -1], [-1, -1, 2, -1],
+                                                                         [-1, -1, -1, -1]]
+    for backend in ("numpy", "jax"):
+        if backend == "jax":
+            pytest.importorskip("jax")
+        dense = al.function(lambda s: al.sparse.to_dense(s), backend=backend)(st)
+        assert dense.dtype == al.int32 and dense.numpy().tolist() == expected
+    with pytest.raises(TypeError, match="sparse.to_dense takes a SparseTensor, got Tensor"):
+        al.sparse.to_dense(al.constant([1]))
