@@ -21,7 +21,8 @@ from autoloop.tensor import Tensor
 
 
 def binary_inputs(x, y):
-    """Both operands as tensors, Python values taking the other's dtype.
+    """Both operands as tensors, Python values taking the other's dtype (the first's, when
+    neither is a tensor).
 
     A *weak* tensor (a Python number that graph control flow made a tensor)
     acts like that number: it takes the other operand's dtype; two weak ones
@@ -32,8 +33,9 @@ def binary_inputs(x, y):
             return x, convert(y, x.dtype if _is_python(y) else None)
     elif isinstance(y, Tensor):
         return convert(x, y.dtype if _is_python(x) else None), y
-    else:
-        x, y = convert(x), convert(y)
+    else:  # as TensorFlow: the first fixes the dtype, a Python second takes it (maximum(0., [1, -1]))
+        x = convert(x)
+        y = convert(y, x.dtype if _is_python(y) else None)
     if (x._weak or y._weak) and x.dtype is not y.dtype:
         return _promote_weak(x, y)
     return x, y

@@ -42,7 +42,7 @@ NAMES = {
     "autoloop.nn": ["relu", "softmax", "log_softmax", "sigmoid", "tanh"],
     "autoloop.linalg": ["matmul", "norm", "eye", "matvec", "einsum", "tensordot"],
     "autoloop.debugging": ["assert_equal", "assert_less", "assert_greater", "Assert"],
-    "autoloop.sparse": ["expand_dims", "SparseTensor"],
+    "autoloop.sparse": ["expand_dims", "to_dense", "SparseTensor"],
 }
 
 

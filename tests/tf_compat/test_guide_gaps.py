@@ -56,3 +56,32 @@ def test_sparse_tensor_prints_its_parts_and_converts_to_dense():
         assert dense.dtype == al.int32 and dense.numpy().tolist() == expected
     with pytest.raises(TypeError, match="sparse.to_dense takes a SparseTensor, got Tensor"):
         al.sparse.to_dense(al.constant([1]))
+
+
+def test_without_a_tensor_the_first_operand_fixes_the_dtype():
+    # TensorFlow converts the first and gives its dtype to a Python second: maximum(0., [1, -1]).
+    result = al.maximum(0., [1, -1])
+    assert result.dtype == al.float32 and result.numpy().tolist() == [1.0, 0.0]
+    assert al.maximum([1, -1], 0).dtype == al.int32
+    with pytest.raises(TypeError, match="Cannot convert 0.0 to autoloop tensor of dtype int32"):
+        al.maximum([1, -1], 0.)
+
+    @al.function
+    def my_relu(x):
+        return al.maximum(0., x)
+
+    assert my_relu([1, -1]).numpy().tolist() == [1.0, 0.0]
+    assert al.where([True, False], [1., 2.], [3, 4]).numpy().tolist() == [1.0, 4.0]
+
+
+def test_reading_an_unassigned_variable_says_used_before_assignment():
+    # TensorFlow's AutoGraph reference tests match "'i' is used before assignment".
+    def creates(c):
+        if c:
+            i = 1
+        return i
+
+    with pytest.raises(UnboundLocalError, match="'i' is used before assignment: it is read at .*no path that ran"):
+        al.function(creates)(al.constant(False))
+    with pytest.raises(UnboundLocalError, match="'i' is used before assignment"):
+        al.function(creates)(False)
