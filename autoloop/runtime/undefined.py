@@ -106,8 +106,8 @@ def read(value):
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
         location = caller_location()
-        return checked(value, f"local variable '{value.name}' is read at {describe(location)} but no "
-                              f"path that ran before assigned it", "UnboundLocalError")
+        return checked(value, f"local variable '{value.name}' is used before assignment: it is read at "
+                              f"{describe(location)} but no path that ran before assigned it", "UnboundLocalError")
     return value
 
 
