@@ -126,7 +126,11 @@ class Graph:
         return base if index == 0 else f"{base}_{index}"
 
     def scope_prefix(self) -> str:
-        """``"outer/inner/"``: the open name scopes of this graph and the graphs enclosing it."""
+        """``"outer/inner/"``: the open name scopes of this graph and the graphs enclosing it; an open
+        ``name_scope("")`` goes back to the root (the scopes opened inside it count, as in TensorFlow)."""
+        if "" in self.name_scopes:
+            last_reset = len(self.name_scopes) - 1 - self.name_scopes[::-1].index("")
+            return "".join(f"{scope}/" for scope in self.name_scopes[last_reset + 1:])
         outer = self.parent.scope_prefix() if self.parent is not None else ""
         return outer + "".join(f"{scope}/" for scope in self.name_scopes)
 

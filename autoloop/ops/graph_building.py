@@ -42,14 +42,15 @@ def name_scope(name):
 
     Yields the full prefix (``"outer/inner/"``). Eagerly no nodes are made and
     the block only checks the name. A name is letters, digits and ``_ . -``,
-    not starting with ``_`` or ``-``.
+    not starting with ``_`` or ``-``; ``""`` (as in TensorFlow) goes back to the
+    root scope.
     """
-    if not isinstance(name, str) or not _SCOPE_NAME.fullmatch(name):
+    if not isinstance(name, str) or name and not _SCOPE_NAME.fullmatch(name):
         raise ValueError(f"name_scope: {name!r} is not a valid scope name; use letters, digits and "
                          f"'_', '.', '-', starting with a letter, digit or '.'")
     graph = context.current_graph()
     if graph is None:
-        yield f"{name}/"
+        yield f"{name}/" if name else ""
         return
     graph.name_scopes.append(name)
     try:

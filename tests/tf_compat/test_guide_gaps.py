@@ -85,3 +85,31 @@ def test_reading_an_unassigned_variable_says_used_before_assignment():
         al.function(creates)(al.constant(False))
     with pytest.raises(UnboundLocalError, match="'i' is used before assignment"):
         al.function(creates)(False)
+
+
+def test_empty_name_scope_goes_back_to_the_root():
+    # tf.name_scope('') is valid in TensorFlow (AutoGraph's reference tests use it).
+    with al.name_scope("") as scope:
+        assert scope == ""
+    names = {}
+
+    @al.function
+    def f(x):
+        with al.name_scope("outer") as outer:
+            with al.name_scope("") as root:
+                y = al.identity(x, name="c")
+                with al.name_scope("inner") as inner:
+                    names["scopes"] = (outer, root, inner)
+            z = al.identity(y, name="d")
+            if x > 0:
+                with al.name_scope(""):
+                    z = z + 1
+        return z
+
+    assert f(al.constant(1)).numpy() == 2
+    assert names["scopes"] == ("outer/", "", "inner/")
+    graph_names = [node.name for node in f.get_concrete_function(al.constant(1)).graph.nodes]
+    assert "c" in graph_names and "outer/d" in graph_names
+    with pytest.raises(ValueError, match="'-x' is not a valid scope name"):
+        with al.name_scope("-x"):
+            pass
