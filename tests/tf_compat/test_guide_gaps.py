@@ -113,3 +113,13 @@ def test_empty_name_scope_goes_back_to_the_root():
     with pytest.raises(ValueError, match="'-x' is not a valid scope name"):
         with al.name_scope("-x"):
             pass
+
+
+def test_branches_with_lists_of_different_lengths_say_the_lengths():
+    def imbalanced(x):
+        parts = al.unstack(x) if al.size(x) > 0 else []
+        return len(parts)
+
+    with pytest.raises(ValueError, match="is a Python list of 0 items in the else branch and a Python list of 1 "
+                                         "item in the if branch"):
+        al.function(imbalanced)(al.constant([1.0]))
