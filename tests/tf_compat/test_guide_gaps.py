@@ -123,3 +123,38 @@ def test_branches_with_lists_of_different_lengths_say_the_lengths():
     with pytest.raises(ValueError, match="is a Python list of 0 items in the else branch and a Python list of 1 "
                                          "item in the if branch"):
         al.function(imbalanced)(al.constant([1.0]))
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_py_function_and_numpy_function_as_decorators(which, capsys):
+    if which == "jax":
+        pytest.importorskip("jax")
+
+    scalar = al.TensorSpec([], al.float32)  # backend="jax" needs the result's shape
+
+    @al.py_function(Tout=scalar)
+    def py_plus(x, y):
+        print("Executing eagerly.")
+        return x + y
+
+    @al.numpy_function(Tout=scalar, stateful=False)
+    def np_times(x, y):
+        return x * y
+
+    @al.function(backend=which)
+    def wrapper(x, y):
+        return py_plus(x, y), np_times(x, y)
+
+    added, multiplied = wrapper(al.constant(1.0), al.constant(2.0))
+    assert added.numpy() == 3.0 and multiplied.numpy() == 2.0 and py_plus.__name__ == "py_plus"
+    assert capsys.readouterr().out == "Executing eagerly.\n"
+
+
+def test_py_function_says_what_is_missing():
+    with pytest.raises(TypeError, match=r"py_function\(\) missing Tout: call py_function\(func, inp, Tout\), or "
+                                        r"decorate a function with @py_function\(Tout=...\)"):
+        al.py_function(lambda x: x, [1.0])
+    with pytest.raises(TypeError, match=r"numpy_function\(\) missing Tout"):
+        al.numpy_function()
+    with pytest.raises(TypeError, match="give func with inp"):
+        al.py_function(inp=[1.0], Tout=al.float32)
