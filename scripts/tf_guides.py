@@ -171,13 +171,27 @@ def _names(source):
     except SyntaxError:
         return None
     loads, binds, imports = set(), set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (loads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+
+    def visit(node, local):  # `local`: names local to the functions around `node`; None at top level
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if not isinstance(node, ast.Lambda) and local is None:
+                binds.add(node.name)
+            arguments = [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]
+            stored = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+            local = (local or set()) | set(arguments) | set(stored)
+        elif isinstance(node, ast.ClassDef) and local is None:
             binds.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id not in (local or ()):
+                loads.add(node.id)
+            elif not isinstance(node.ctx, ast.Load) and local is None:
+                binds.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, local)
+
+    visit(tree, None)
     return loads - binds - imports, binds | imports, imports
 
 

@@ -47,6 +47,9 @@ def test_scope_markers_and_dependencies():
     cells = ["import tensorflow as tf\nimport matplotlib.pyplot as plt", "model = tf.keras.Sequential()",
              "model.fit(x)", "y = tf.constant([1])  # keras in a comment", "model = 1\nprint(model)"]
     assert guides.scope_of(cells) == [None, "keras", "uses model (from an out-of-scope cell)", None, None]
+    # A function's parameter of the same name does not hide a read of the out-of-scope global.
+    cells = ["j = tf.keras.layers.Dense(1)", "def show(j):\n  return j\nshow(j)", "def g(j):\n  return j"]
+    assert guides.scope_of(cells)[1:] == ["uses j (from an out-of-scope cell)", None]
 
 
 def test_classification():
