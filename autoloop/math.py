@@ -11,4 +11,4 @@ from autoloop.ops.reduction_ops import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_sum)
 from autoloop.ops.statistics_ops import reduce_logsumexp, reduce_std, reduce_variance  # noqa: F401
-from autoloop.ops.nn_ops import log_softmax, softmax  # noqa: F401
+from autoloop.ops.nn_ops import log_softmax, softmax, softplus  # noqa: F401

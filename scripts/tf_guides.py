@@ -43,7 +43,8 @@ How cells are classified, in this order:
   ``print`` in a function runs on every call in autoloop, with values, and only
   while tracing in TF, with symbolic tensors (a documented difference).
 - ``nondet``: both ran, outputs differ, and the cell draws random numbers or
-  times something, or reads a name such a cell bound (a documented difference:
+  times something, or reads a name such a cell bound, or a cell reading such a
+  name bound (a model whose class draws its weights; a documented difference:
   the generators and clocks are not TF's).
 - ``documented``: the outputs differ, or autoloop raised, and the cell matches
   `DOCUMENTED` (differences the README lists, such as ``to_code``'s generated
@@ -418,8 +419,8 @@ class Context:
                     prefix = _print_prefix(node)
                     if prefix:
                         self.trace_prints.add(prefix)
-        names = _names(source)
-        if names and re.search(NONDETERMINISTIC, _code_only(source)):
+        names = _names(source)  # what a random draw, or something made from one, binds is random too
+        if names and (re.search(NONDETERMINISTIC, _code_only(source)) or names[0] & self.random_names):
             self.random_names |= names[1] - names[2]
 
     def nondeterministic(self, source):

@@ -158,3 +158,26 @@ def test_py_function_says_what_is_missing():
         al.numpy_function()
     with pytest.raises(TypeError, match="give func with inp"):
         al.py_function(inp=[1.0], Tout=al.float32)
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_softplus_values_and_gradient_as_tensorflow(which):
+    if which == "jax":
+        pytest.importorskip("jax")
+    points = np.array([-20.0, -1.0, 0.0, 1.0, 20.0, 100.0], np.float32)
+
+    @al.function(backend=which)
+    def value_and_gradient(x):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            y = al.nn.softplus(x)
+        return y, tape.gradient(y, x)
+
+    value, gradient = value_and_gradient(al.constant(points))
+    expected = np.logaddexp(0.0, points.astype(np.float64))  # log(1 + exp(x)), exactly
+    np.testing.assert_allclose(value.numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(gradient.numpy(), 1 / (1 + np.exp(-points.astype(np.float64))), rtol=1e-6)
+    assert al.math.softplus is al.nn.softplus
+    assert al.nn.softplus(al.constant([40.0], al.float64)).numpy().tolist() == [40.0]
+    with pytest.raises(TypeError, match="softplus takes float16, float32 or float64 tensors, got a int32"):
+        al.nn.softplus(al.constant([1]))
