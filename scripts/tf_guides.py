@@ -392,6 +392,9 @@ DOCUMENTED = [
                                             "with autoloop's own message", None),
     (r"as_graph_def\(", "autoloop's graphs are not GraphDef protocol buffers (print the graph, or "
                         "`autoloop graph` / autoloop.visualize)", r"as_graph_def"),
+    (r"type\(\w+\)\.__name__", "class names are autoloop's (Tensor, Variable), not EagerTensor or "
+                              "ResourceVariable", None),
+    (r"\d[jJ]\b", "autoloop has no complex dtypes", r"complex"),
 ]
 
 
