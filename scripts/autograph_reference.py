@@ -50,8 +50,8 @@ DOCUMENTED = [
     (r"has no attribute 'ragged'", "ragged tensors are out of scope"),
     (r"loop_distributed_test|has no attribute 'distribute'", "tf.distribute is out of scope"),
     (r"test_(for|while)_else\d+ NotImplementedError not raised", "autoloop converts for/else and while/else"),
-    (r"(creates_var_imbalanced_illegal|temporarily_undefined_return_illegal|creates_var_illegal)\d* "
-     r"(ValueError not raised|UnboundLocalError)",
+    (r"(creates_var_imbalanced_illegal|temporarily_undefined_return_illegal|creates_var_illegal|"
+     r"loop_initializing_\w+_illegal)\d* (ValueError not raised|UnboundLocalError)",
      "a name (or return) set on one path of a tensor if is an error only when the path that ran left it "
      "unset (UnboundLocalError, as Python), not a trace-time ValueError"),
     (r"return_possibly_undefined_illegal\d+ (ValueError not raised|\"else branch must also have a return\" "
