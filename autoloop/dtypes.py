@@ -77,6 +77,10 @@ class DType:
     def __repr__(self) -> str:
         return f"autoloop.{self.name}"
 
+    def __str__(self) -> str:
+        # TensorFlow's spelling, so `print(x.dtype)` reads as it does there.
+        return f"<dtype: {self.name!r}>"
+
     def __reduce__(self):
         return as_dtype, (self.name,)
 

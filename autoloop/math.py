@@ -11,7 +11,7 @@ from autoloop.ops.reduction_ops import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_sum)
 from autoloop.ops.statistics_ops import reduce_logsumexp, reduce_std, reduce_variance  # noqa: F401
-from autoloop.ops.nn_ops import log_softmax, softmax  # noqa: F401
+from autoloop.ops.nn_ops import log_softmax, softmax, softplus  # noqa: F401
 from autoloop.ops.segment_ops import (  # noqa: F401
     segment_max, segment_mean, segment_min, segment_prod, segment_sum, unsorted_segment_max, unsorted_segment_mean,
     unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sum)

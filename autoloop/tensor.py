@@ -151,7 +151,10 @@ class Tensor:
     def __str__(self):
         if self._value is not None:
             return repr(self)
-        return f"autoloop.Tensor({self._numpy}, shape={self.shape}, dtype={self.dtype.name})"
+        text = str(self._numpy)
+        if "\n" in text:  # as TensorFlow prints it: a matrix starts on its own line
+            text = "\n" + text
+        return f"autoloop.Tensor({text}, shape={self.shape}, dtype={self.dtype.name})"
 
     # Filled by autoloop.compat.v1: ``evaluate(tensor, feed_dict)`` in the default Session, or
     # NotImplemented when there is none. A plugin hook set once at import, not state a trace learns.

@@ -43,6 +43,7 @@ from autoloop.control_flow.composite import CompositeTensor
 from autoloop.ir import context, rewrite
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
+from autoloop.ops.constant_ops import constant
 from autoloop.ops.dispatch import graph_value, verify
 from autoloop.ops.v1_ops import cells_of
 from autoloop.runtime import trace as staging_trace
@@ -286,6 +287,7 @@ class Function:
                 result = self._target(*args, **kwargs)
             except RecursionError:
                 raise _unending_recursion(self.python_function) from None
+            result = nest.pack_sequence_as(result, [_python_number_as_tensor(leaf) for leaf in nest.flatten(result)])
             output_leaves, outputs = [], []
             for leaf in nest.flatten(result):
                 leaf = AppendedList.wrap(leaf)
@@ -368,6 +370,14 @@ def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=
         return Function(python_function, autograph=autograph, input_signature=input_signature,
                         reduce_retracing=reduce_retracing, backend=backend, jax_arrays=jax_arrays)
     return decorate if fn is None else decorate(fn)
+
+
+def _python_number_as_tensor(leaf):
+    """A number or numpy array the traced function returned, as a constant Tensor (a function returns
+    Tensors, as in TensorFlow: ``return 1 + foo`` gives ``tf.Tensor(2)``); anything else unchanged."""
+    if isinstance(leaf, (bool, int, float, np.generic, np.ndarray)):
+        return constant(leaf)
+    return leaf
 
 
 def _unending_recursion(python_function) -> RecursionError:

@@ -73,7 +73,8 @@ class SparseTensor(CompositeTensor):
         return ("SparseTensor", self.values.dtype)
 
     def __repr__(self):
-        return f"SparseTensor(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+        # The parts as they print (str), as TensorFlow shows a SparseTensor.
+        return f"SparseTensor(indices={self.indices}, values={self.values}, dense_shape={self.dense_shape})"
 
 
 class IndexedSlices(CompositeTensor):

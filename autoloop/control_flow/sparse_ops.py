@@ -1,4 +1,4 @@
-"""Ops on `SparseTensor`s (``autoloop.sparse``): `expand_dims`.
+"""Ops on `SparseTensor`s (``autoloop.sparse``): `expand_dims`, `to_dense`.
 
     >>> st = SparseTensor([[0], [2]], [1, 2], [3])
     >>> expand_dims(st, 0).dense_shape.numpy()
@@ -13,10 +13,11 @@ from autoloop import dtypes
 from autoloop.control_flow.sparse import SparseTensor
 from autoloop.ops import infer
 from autoloop.ops.array_ops import concat, shape
-from autoloop.ops.creation_ops import zeros
+from autoloop.ops.creation_ops import fill, zeros
 from autoloop.ops.dispatch import convert
 from autoloop.ops.logging_ops import Assert
 from autoloop.ops.math_ops import greater_equal, less_equal, logical_and
+from autoloop.ops.scatter_ops import tensor_scatter_nd_update
 from autoloop.ops.shape_ops import stack
 from autoloop.ops.static_args import static_int
 
@@ -48,3 +49,14 @@ def expand_dims(sp_input, axis=None, name=None):
     indices = concat([indices[:, :position], new_column, indices[:, position:]], 1)
     dense_shape = concat([dense_shape[:position], convert(np.array([1], np.int64)), dense_shape[position:]], 0)
     return SparseTensor(indices, sp_input.values, dense_shape)
+
+
+def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """The dense tensor `sp_input` stands for: its values at its indices, `default_value` (0 when
+    None) elsewhere. `validate_indices` is accepted for TensorFlow's signature; indices out of the
+    dense shape raise as `tensor_scatter_nd_update` does."""
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"sparse.to_dense takes a SparseTensor, got {type(sp_input).__name__}")
+    dtype = sp_input.values.dtype
+    default = zeros([], dtype) if default_value is None else convert(default_value, dtype)
+    return tensor_scatter_nd_update(fill(sp_input.dense_shape, default), sp_input.indices, sp_input.values)

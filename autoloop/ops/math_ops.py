@@ -21,7 +21,8 @@ from autoloop.tensor import Tensor
 
 
 def binary_inputs(x, y):
-    """Both operands as tensors, Python values taking the other's dtype.
+    """Both operands as tensors, Python values taking the other's dtype (the first's, when
+    neither is a tensor).
 
     Of two Python values the first decides: ``maximum(0., [1, -1])`` is
     ``[1., 0.]`` (float32), ``add(1, 2.5)`` a TypeError (2.5 is no int32).

@@ -1,4 +1,4 @@
-"""Activation functions: `relu`, `softmax`, `log_softmax`, and `dropout` (``autoloop.nn``).
+"""Activation functions: `relu`, `softmax`, `log_softmax`, `softplus`, and `dropout` (``autoloop.nn``).
 
 `softmax` and `log_softmax` normalize along `axis` (default -1, the last)
 and subtract the largest element first, so large logits do not overflow.
@@ -119,3 +119,27 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     random = uniform(shape(x) if noise_shape is None else noise_shape, dtype=x.dtype, seed=seed)
     keep = cast(greater_equal(random, rate), x.dtype)
     return multiply(x * (1 / (1 - rate)), keep, name=name)
+
+
+# -- Softplus (composed) -------------------------------------------------------------------
+def softplus(features, name=None):
+    """``log(exp(features) + 1)``, floats only; composed of autoloop ops, so its gradient is theirs
+    (``sigmoid(features)``).
+
+    As TensorFlow's kernel: ``features`` itself above ``-log(eps) - 2`` and
+    ``exp(features)`` below ``log(eps) + 2`` (where ``log1p(exp(x))`` would
+    overflow or round away), ``log1p(exp(x))`` between; each branch sees the
+    value clipped to its range, so an unused branch never makes an inf (or a NaN
+    gradient).
+    """
+    from autoloop.ops.clip_ops import clip_by_value  # these modules build on this one
+    from autoloop.ops.math_ops import exp, greater, less, minimum
+    from autoloop.ops.selection_ops import where
+    from autoloop.ops.unary_math_ops import log1p
+    x = convert(features)
+    if not x.dtype.is_floating:
+        raise TypeError(f"softplus takes float16, float32 or float64 tensors, got a {x.dtype.name} tensor")
+    threshold = float(np.log(np.finfo(x.dtype.as_numpy_dtype).eps)) + 2.0
+    middle = log1p(exp(clip_by_value(x, threshold, -threshold)))
+    small = exp(minimum(x, threshold))
+    return where(greater(x, -threshold), x, where(less(x, threshold), small, middle))

@@ -33,6 +33,8 @@ while compiling, so declare it there with a `TensorSpec` or ``set_shape``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from autoloop import dtypes, nest
@@ -208,19 +210,49 @@ def _stage(caller, func, inp, Tout, stateful, name, eager_inputs):  # noqa: N803
     return outputs if results.single else list(outputs)
 
 
-def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's argument names
+def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TensorFlow's argument names
     """Call ``func(*inp)`` on eager Tensors when the graph runs; results converted to `Tout`.
 
     See the module docstring: ordered as an effect, differentiable through
     the autoloop ops ``func`` runs, a host callback on ``backend="jax"``.
+    Without `func` (``@py_function(Tout=...)``) a decorator, as in TensorFlow:
+    the decorated function called on ``args`` is ``py_function(func, args, Tout)``.
     """
+    if func is None:
+        return _decorator(py_function, "py_function", inp, Tout=Tout, name=name)
+    _check_given("py_function", inp, Tout)
     return _stage("py_function", func, inp, Tout, True, name, eager_inputs=True)
 
 
-def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
     """Call ``func(*inp)`` on numpy arrays when the graph runs; results converted to `Tout`.
 
     ``stateful=False`` promises that ``func`` has no effects and depends only
-    on its inputs: then an unused call may be pruned. No gradient.
+    on its inputs: then an unused call may be pruned. No gradient. Without
+    `func`, a decorator (see `py_function`).
     """
+    if func is None:
+        return _decorator(numpy_function, "numpy_function", inp, Tout=Tout, stateful=stateful, name=name)
+    _check_given("numpy_function", inp, Tout)
     return _stage("numpy_function", func, inp, Tout, bool(stateful), name, eager_inputs=False)
+
+
+def _decorator(op, op_name, inp, **options):
+    """``@op(Tout=...)``: the decorated function called on ``args`` is ``op(func, list(args), ...)``."""
+    if inp is not None:
+        raise TypeError(f"{op_name}: give func with inp, or use @{op_name}(Tout=...) as a decorator without inp")
+    _check_given(op_name, (), options["Tout"])
+
+    def decorate(func):
+        @functools.wraps(func)
+        def call(*args):
+            return op(func, list(args), **options)
+        return call
+    return decorate
+
+
+def _check_given(op_name, inp, Tout):  # noqa: N803
+    if inp is None or Tout is None:
+        missing = " and ".join(n for n, v in (("inp", inp), ("Tout", Tout)) if v is None)
+        raise TypeError(f"{op_name}() missing {missing}: call {op_name}(func, inp, Tout), or decorate a "
+                        f"function with @{op_name}(Tout=...)")

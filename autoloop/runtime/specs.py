@@ -67,6 +67,8 @@ def kind_name(value) -> str:
         return f"a list of {value.array.dtype.name} tensors built in graph control flow"
     if is_python_scalar(value):
         return f"the Python {type(value).__name__} {value!r}"
+    if isinstance(value, list | tuple | dict):  # two of one type differ by their length
+        return f"a Python {type(value).__name__} of {len(value)} item{'' if len(value) == 1 else 's'}"
     return f"a Python {type(value).__name__}"
 
 

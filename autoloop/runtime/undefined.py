@@ -96,7 +96,8 @@ def read(value):
     if isinstance(value, Undefined):
         location = caller_location()
         where = f" at {location[0]}:{location[1]}" if location else ""
-        message = f"local variable '{value.name}' is read{where} but no path that ran before assigned it"
+        message = (f"local variable '{value.name}' is used before assignment: it is read{where} but no path "
+                   f"that ran before assigned it")
         if context.current_graph() is not None:  # maybe inside a graph branch that never runs: let it decide
             stopped = sys.exc_info()[1]
             if stops_conversion(stopped):
@@ -105,8 +106,8 @@ def read(value):
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
         location = caller_location()
-        return checked(value, f"local variable '{value.name}' is read at {describe(location)} but no "
-                              f"path that ran before assigned it", "UnboundLocalError")
+        return checked(value, f"local variable '{value.name}' is used before assignment: it is read at "
+                              f"{describe(location)} but no path that ran before assigned it", "UnboundLocalError")
     return value
 
 

@@ -152,6 +152,7 @@ CASES: list[Case] = [
          lambda x: _cumulative(np.multiply, 1, x, 2, reverse=True), (F3D,)),
     # -- statistics (compositions: they must create the ops they are built from) ----------------
     Case("Exp", "reduce_logsumexp-all", al.reduce_logsumexp, _logsumexp, (F * 50,)),
+    Case("Log1p", "softplus", al.nn.softplus, lambda x: np.logaddexp(np.float32(0), x), (F * 10,)),
     Case("Log", "reduce_logsumexp-axis1-keepdims", lambda x: al.math.reduce_logsumexp(x, 1, keepdims=True),
          lambda x: _logsumexp(x, 1, keepdims=True), (D,)),
     Case("IsFinite", "reduce_logsumexp-all-minus-inf", lambda x: al.reduce_logsumexp(x, 0),

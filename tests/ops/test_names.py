@@ -39,10 +39,10 @@ NAMES = {
                       "reduce_min", "reduce_prod", "reduce_any", "reduce_all", "argmax", "argmin", "less",
                       "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
                       "logical_or", "logical_not", "add_n", "is_finite", "softmax", "log_softmax"],
-    "autoloop.nn": ["relu", "softmax", "log_softmax", "sigmoid", "tanh"],
+    "autoloop.nn": ["relu", "softmax", "log_softmax", "softplus", "sigmoid", "tanh"],
     "autoloop.linalg": ["matmul", "norm", "eye", "matvec", "einsum", "tensordot"],
     "autoloop.debugging": ["assert_equal", "assert_less", "assert_greater", "Assert"],
-    "autoloop.sparse": ["expand_dims", "SparseTensor"],
+    "autoloop.sparse": ["expand_dims", "to_dense", "SparseTensor"],
 }
 
 

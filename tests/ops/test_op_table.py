@@ -22,6 +22,7 @@ TESTED_ELSEWHERE = {
     "assert_equal": "tests/ops/test_names.py", "assert_less": "tests/ops/test_names.py",
     "assert_greater": "tests/ops/test_names.py", "case": "tests/ops/test_names.py",
     "switch_case": "tests/ops/test_names.py", "expand_dims@sparse": "tests/ops/test_names.py",
+    "to_dense@sparse": "tests/tf_compat/test_guide_gaps.py",
     "executing_eagerly": "tests/ops/test_names.py", "get_static_value": "tests/ops/test_names.py",
     "name_scope": "tests/ops/test_names.py", "set_seed": "tests/ops/test_random.py",
     "convert_to_tensor": "tests/core/test_values.py", "slice_tensor": "Tensor.__getitem__ cases",

@@ -124,4 +124,6 @@ def test_no_tensor_equals_none():
     def compare(x):
         return x == None, x != None, x == 1  # noqa: E711
     equal, unequal, elementwise = al.function(compare, autograph=False)(t)
-    assert equal is False and unequal is True and np.array_equal(elementwise.numpy(), [True, False])
+    # A function returns tensors, as in TensorFlow: the Python bools come back as bool tensors.
+    assert equal.dtype == al.bool and equal.numpy() == False and unequal.numpy() == True  # noqa: E712
+    assert np.array_equal(elementwise.numpy(), [True, False])
