@@ -32,6 +32,8 @@ import sys
 import threading
 import warnings
 
+import numpy as np
+
 from autoloop import arguments, config, nest, signatures, tracebacks
 from autoloop.arguments import (check_signature, defaults_are_python, input_names, is_input, is_jax_array, name_of,
                                 short_key, signature_of)
