@@ -86,6 +86,15 @@ def eager():
         yield
 
 
+def outermost_graph():
+    """Where ops go outside every function being traced: the TF1 graph being built (the outermost one this
+    thread builds, else the default one), or None (eagerly)."""
+    tf1 = [graph for graph in _stack() if graph is not None and getattr(graph, "tf1_style", False)]
+    if tf1:
+        return tf1[0]
+    return _default_graph() if _default_graph is not None else None
+
+
 @contextlib.contextmanager
 def _block(graph):
     stack = _stack()

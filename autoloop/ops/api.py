@@ -21,7 +21,7 @@ from autoloop.ops.shape_ops import (  # noqa: F401
     expand_dims, reshape, squeeze, stack, tile, transpose, unstack)
 from autoloop.ops.selection_ops import gather, one_hot, where  # noqa: F401
 from autoloop.ops.unary_math_ops import floor, round, sign  # noqa: F401
-from autoloop.ops.clip_ops import clip_by_value  # noqa: F401
+from autoloop.ops.clip_ops import clip_by_norm, clip_by_value  # noqa: F401
 from autoloop.ops.cumulative_ops import add_n, cumsum  # noqa: F401
 from autoloop.ops.statistics_ops import reduce_logsumexp  # noqa: F401
 from autoloop.ops.reorder_ops import argsort, reverse, roll, sort  # noqa: F401
@@ -29,7 +29,7 @@ from autoloop.ops.resize_ops import broadcast_to, pad, split  # noqa: F401
 from autoloop.ops.scatter_ops import (  # noqa: F401
     boolean_mask, gather_nd, scatter_nd, tensor_scatter_nd_update)
 from autoloop.ops.check_ops import assert_equal, assert_greater, assert_less, ensure_shape  # noqa: F401
-from autoloop.ops.graph_building import executing_eagerly, get_static_value, name_scope  # noqa: F401
+from autoloop.ops.graph_building import executing_eagerly, get_static_value, init_scope, name_scope  # noqa: F401
 from autoloop.ops import nn_ops as _nn_ops, random_ops as _random_ops  # noqa: F401 - registers their ops
 from autoloop.ops import matrix_ops as _matrix_ops, segment_ops as _segment_ops  # noqa: F401 - registers their ops
 from autoloop.ops import random_generators as _generators  # noqa: F401 - registers the stateless random ops

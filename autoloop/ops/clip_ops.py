@@ -1,4 +1,4 @@
-"""`clip_by_value`: every element limited to ``[clip_value_min, clip_value_max]``.
+"""`clip_by_value`: every element limited to ``[clip_value_min, clip_value_max]``; `clip_by_norm`.
 
 As in TensorFlow the result is ``maximum(minimum(t, clip_value_max),
 clip_value_min)``: the bounds broadcast to `t`'s shape (never the other way
@@ -61,3 +61,25 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     t = convert(t)
     bounds = [binary_inputs(t, bound)[1] for bound in (clip_value_min, clip_value_max)]
     return apply("ClipByValue", [t, *bounds], name=name or "clip_by_value")
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """`t` scaled so that its L2 norm (over `axes`, all by default) is at most `clip_norm`, as TensorFlow's:
+    ``t * clip_norm / maximum(norm, clip_norm)``, a zero norm giving `t` back (and a gradient, not NaN).
+    Composed of autoloop ops, so its gradient is theirs.
+
+        >>> clip_by_norm(constant([3.0, 4.0]), 1.0).numpy()
+        array([0.6, 0.8], dtype=float32)
+    """
+    from autoloop.ops.math_ops import divide, greater, maximum, multiply, sqrt
+    from autoloop.ops.creation_ops import ones_like
+    from autoloop.ops.reduction_ops import reduce_sum
+    from autoloop.ops.selection_ops import where
+    t = convert(t)
+    if not t.dtype.is_floating:
+        raise TypeError(f"clip_by_norm takes float tensors, got a {t.dtype.name} tensor")
+    clip_norm = binary_inputs(t, clip_norm)[1]
+    squares = reduce_sum(t * t, axes, keepdims=True)
+    nonzero = greater(squares, 0)
+    norm = where(nonzero, sqrt(where(nonzero, squares, ones_like(squares))), squares)
+    return divide(multiply(t, clip_norm), maximum(norm, clip_norm), name=name or "clip_by_norm")

@@ -37,6 +37,22 @@ def get_static_value(tensor, partial=False):
 
 
 @contextlib.contextmanager
+def init_scope():
+    """Ops inside the block are made outside every function being traced, as TensorFlow's ``init_scope``: run
+    eagerly, or added to the TF1 graph being built (where state is made once, not per trace).
+
+        @autoloop.function
+        def f(x):
+            with autoloop.init_scope():
+                print(autoloop.executing_eagerly())   # True: not part of the trace
+            return x
+    """
+    outer = context.outermost_graph()
+    with context.building(outer) if outer is not None else context.eager():
+        yield
+
+
+@contextlib.contextmanager
 def name_scope(name):
     """A block whose new graph nodes are named ``name/...`` (nested blocks: ``outer/inner/...``).
 
