@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.child_processes import default_sigint
+from tests.child_processes import interruptible
 
 pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
 
@@ -66,8 +66,8 @@ SCRIPT = textwrap.dedent("""
 def _interrupt(tmp_path, command, delay=0.5, source=ENDLESS):
     (tmp_path / "endless.py").write_text(source)
     (tmp_path / "script.py").write_text(SCRIPT)
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
+    process = subprocess.Popen(interruptible(command[1:]), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert process.stdout.readline() == "running\n"
         time.sleep(delay)  # the loop runs

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from autoloop import cli
-from tests.child_processes import default_sigint
+from tests.child_processes import interruptible
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -272,9 +272,9 @@ def test_ctrl_c_while_the_graph_loops_prints_one_line_and_exits_130(tmp_path):
                 x = x + 1
             return x
         """))
-    process = subprocess.Popen([sys.executable, "-m", "autoloop", "run", "endless.py::spin", "1"], cwd=tmp_path,
+    process = subprocess.Popen(interruptible(["-m", "autoloop", "run", "endless.py::spin", "1"]), cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert process.stdout.readline() == "running\n"  # the graph's print: the loop runs next
         time.sleep(0.2)
