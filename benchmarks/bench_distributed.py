@@ -16,10 +16,11 @@ Each configuration is a fresh set of processes (`autoloop run --processes`'s
 launcher is not used: the workers time their own calls). A worker joins the
 runtime, shards its batch, compiles with one call, then times `--calls`
 calls, each waited for (``block_until_ready``); process 0 reports the median
-and min–max. Processes share this machine's cores with each other, and XLA's
-CPU runtime may itself use more than one core for a large elementwise op, so
-one process is not "one core": the table says what the same program gains by
-being split, on this machine.
+and min–max. Each process stands for one host with one core: it is pinned to
+its own core (process i to core i) and XLA's CPU runtime runs single-threaded
+in it (``--xla_cpu_multi_thread_eigen=false``), so 1 process is one core and
+2 processes are two (``--shared-cores`` lets XLA's threads and the processes
+share the cores instead).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def _worker(batch: int, calls: int) -> None:
     from sharded_newton import newton_sqrt
 
     cluster = al.distributed.initialize()
+    if os.environ.get("BENCH_PIN") == "1":
+        os.sched_setaffinity(0, {cluster.process_id % os.cpu_count()})
     values = np.random.default_rng(0).uniform(0.01, 1e6, size=batch).astype(np.float32)
     function = al.function(newton_sqrt, backend="jax", jax_arrays=True)
     sharded = al.distributed.shard(values)
@@ -62,14 +65,15 @@ def _worker(batch: int, calls: int) -> None:
     al.distributed.shutdown()
 
 
-def measure(processes: int, batch: int, calls: int) -> dict:
+def measure(processes: int, batch: int, calls: int, pinned: bool = True) -> dict:
     """Time one configuration in fresh worker processes; process 0's figures."""
     from autoloop.cli.processes import free_port
     address = f"127.0.0.1:{free_port()}"
     workers = [subprocess.Popen([sys.executable, __file__, "--worker", str(batch), str(calls)],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                 env=dict(os.environ, JAX_COORDINATOR_ADDRESS=address,
-                                         JAX_NUM_PROCESSES=str(processes), JAX_PROCESS_ID=str(index)))
+                                         JAX_NUM_PROCESSES=str(processes), JAX_PROCESS_ID=str(index),
+                                         **(_PINNED if pinned else {})))
                for index in range(processes)]
     outputs = [worker.communicate(timeout=600)[0] for worker in workers]
     if any(worker.returncode for worker in workers):
@@ -77,10 +81,13 @@ def measure(processes: int, batch: int, calls: int) -> dict:
     return json.loads([line for line in outputs[0].splitlines() if line.startswith("{")][-1])
 
 
-def table(per_process: int, calls: int) -> str:
-    one_small = measure(1, per_process, calls)
-    one_large = measure(1, 2 * per_process, calls)
-    two = measure(2, 2 * per_process, calls)
+_PINNED = {"BENCH_PIN": "1", "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+
+
+def table(per_process: int, calls: int, pinned: bool = True) -> str:
+    one_small = measure(1, per_process, calls, pinned)
+    one_large = measure(1, 2 * per_process, calls, pinned)
+    two = measure(2, 2 * per_process, calls, pinned)
 
     def ms(figures):
         return f"{figures['median'] * 1e3:.1f} ms ({figures['min'] * 1e3:.1f}–{figures['max'] * 1e3:.1f})"
@@ -105,6 +112,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--calls", type=int, default=None)
     parser.add_argument("--per-process", type=int, default=None, help="entries per process (weak scaling)")
+    parser.add_argument("--shared-cores", action="store_true",
+                        help="no pinning: XLA's threads and the processes share the cores")
     parser.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker:
@@ -112,7 +121,7 @@ def main() -> None:
         return
     per_process = arguments.per_process or (1 << 12 if arguments.quick else 1 << 20)
     calls = arguments.calls or (3 if arguments.quick else 15)
-    print(table(per_process, calls))
+    print(table(per_process, calls, pinned=not arguments.shared_cores))
 
 
 if __name__ == "__main__":
