@@ -28,14 +28,8 @@ CI = {
     "gradient": (("numpy", "numpy checkpoint", "eager tape"), 60),
     "gradient jax": (("jax", "jax checkpoint"), 15),
 }
-# Programs of seed SEED that fail in CI's runs, each a documented limitation, with the reason; any failure not
-# listed fails the test. A function whose error is held back into its graph and that returns no tensor has
-# nothing a Session can fetch, so the error never runs (docs/api.md, "TF1-style graphs").
-_SESSION_NOTHING_TO_FETCH = ("the function returns no tensor (its raise or unbound read is held back into the graph "
-                             "before any value), so Session.run has nothing to fetch and its effects never run")
-KNOWN_FAILURES = {
-    "session": dict.fromkeys((81, 266), _SESSION_NOTHING_TO_FETCH),
-}
+# Programs of seed SEED that fail in CI's runs, each with the reason; any failure not listed fails the test.
+KNOWN_FAILURES: dict = {}
 
 
 def outcome_of(mode, index, runs):
