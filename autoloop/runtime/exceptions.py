@@ -121,12 +121,12 @@ def raised(exception):
     return exception
 
 
-def reject_inside_catching_try(what: str, location):
+def reject_inside_catching_try(what: str, location, staged: bool = False):
     """UnsupportedError if a ``try`` that catches errors is active and the graph being built is not
-    its own: an error the graph raises when it runs (`what` raises it) could never reach its
-    handlers."""
+    its own, or `staged` (the error is a graph op already, raised only when the graph runs): an error
+    the graph raises when it runs (`what` raises it) could never reach its handlers."""
     tries = _active_tries()
-    if tries and (what.startswith("an assert") or tries[-1][0] is not context.current_graph()):
+    if tries and (staged or what.startswith("an assert") or tries[-1][0] is not context.current_graph()):
         raise_from_user(UnsupportedError(
             f"{what} ({describe(location)}) within the try statement at line {tries[-1][1]}: its "
             f"handlers (or a jump in its finally block, which discards errors) could never see an error "

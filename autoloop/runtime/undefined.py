@@ -106,6 +106,9 @@ def read(value):
         raise_from_user(UnboundLocalError(message), location)
     if isinstance(value, MaybeUndefined):
         location = caller_location()
+        from autoloop.runtime.exceptions import reject_inside_catching_try  # (it builds on this module)
+        reject_inside_catching_try(f"the read of '{value.name}', which may be unbound when the graph runs,",
+                                   location, staged=True)
         return checked(value, f"local variable '{value.name}' is used before assignment: it is read at "
                               f"{describe(location)} but no path that ran before assigned it", "UnboundLocalError")
     return value
@@ -144,7 +147,7 @@ def raise_when_run(error):
     from autoloop.runtime.exceptions import reject_inside_catching_try  # (it builds on this module)
     held = getattr(error, "exception", None) or UnboundLocalError()
     reject_inside_catching_try(f"the {type(held).__name__} that graph control flow holds back here",
-                               getattr(error, "location", None) or caller_location())
+                               getattr(error, "location", None) or caller_location(), staged=True)
     exception = getattr(error, "exception", None)
     attrs = {"message": str(error), "error": "UnboundLocalError"} if exception is None else {
         "message": None, "exception": exception}

@@ -591,3 +591,21 @@ def test_a_chained_comparison_reads_its_left_name_before_calling_the_middle():
         """, "f")
     assert function(1) == 0
     assert conversion.convert(function)(1) == 0
+
+
+def test_a_maybe_unbound_read_inside_a_try_whose_finally_returns_is_refused_not_raised_later():
+    """Python's `return` in the finally block discards the UnboundLocalError of `i1` (a loop that ran no
+    iteration); a graph could only raise it when it runs, so conversion refuses it at the read (fuzzer,
+    seed 11, program 7749)."""
+    def f(a):
+        try:
+            for i1 in range(a):
+                pass
+            w = i1  # noqa: F841
+        finally:
+            return a
+
+    assert f(0) == 0
+    with pytest.raises(NotImplementedError, match=r"the read of 'i1', which may be unbound when the graph runs, .* "
+                                                  r"within the try statement at line \d+: .*a jump in its finally"):
+        al.function(f)(al.constant(0))
