@@ -55,10 +55,6 @@ class UnsupportedError(AutoloopError, NotImplementedError):
     """A construct graph control flow cannot express (a try/except around a staged loop)."""
 
 
-class GradientError(AutoloopError, ValueError):
-    """A gradient cannot pass where it was asked to."""
-
-
 class LoopCapacityError(AutoloopError, RuntimeError):
     """A loop ran more iterations than its ``capacity`` (the bound given for what it saves or appends,
     which XLA preallocates); the loop is never cut short instead."""

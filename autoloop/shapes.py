@@ -173,7 +173,3 @@ def _dim(d):
 def as_shape(value) -> TensorShape:
     """`value` as a TensorShape (a TensorShape, list, tuple, int or None)."""
     return value if isinstance(value, TensorShape) else TensorShape(value)
-
-
-def unknown_shape(rank=None) -> TensorShape:
-    return TensorShape(None if rank is None else [None] * rank)

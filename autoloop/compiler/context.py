@@ -8,7 +8,6 @@ about a node lives in a dict here, keyed by that node.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import gast
 
@@ -124,6 +123,3 @@ class ConversionContext:
         if base not in self._reserved:
             self._reserved[base] = self.namer.new(base)
         return self._reserved[base]
-
-
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")

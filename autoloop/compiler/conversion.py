@@ -103,13 +103,6 @@ def mark_do_not_convert(fn):
     return fn
 
 
-def is_converted(fn) -> bool:
-    try:
-        return getattr(fn, "__func__", fn) in _CONVERTED
-    except TypeError:
-        return False
-
-
 def is_library(target) -> bool:
     """Whether calls to `target` run as they are (not user code to convert)."""
     target = getattr(target, "__func__", target)

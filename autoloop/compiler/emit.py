@@ -34,10 +34,6 @@ class Emitted:
     line_map: dict  # generated line -> (user file, user line)
 
 
-def to_source(node: gast.FunctionDef) -> str:
-    return ast.unparse(to_ast(node))
-
-
 _AST_CLASSES: dict = {}
 
 
@@ -162,4 +158,3 @@ class _MappingUnparser(ast._Unparser):
             self.statement_lines.pop()
         else:
             super().traverse(node)
-

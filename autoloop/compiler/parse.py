@@ -22,7 +22,7 @@ import sys
 
 import gast
 
-from autoloop.compiler.context import IDENTIFIER, SourceInfo
+from autoloop.compiler.context import SourceInfo
 
 
 class SourceNotFoundError(ValueError):
@@ -34,11 +34,6 @@ class ParsedFunction:
     node: gast.FunctionDef
     source: SourceInfo
     is_lambda: bool
-
-
-def parse_source(text: str, filename: str = "<string>"):
-    """`text` parsed into a gast module."""
-    return gast.ast_to_gast(ast.parse(text, filename))
 
 
 def parse_function(fn) -> ParsedFunction:
@@ -178,7 +173,3 @@ def _narrow_by_position(candidates, code, filename, lines):
         if inner and inner[0].co_code == code.co_code and inner[0].co_consts == code.co_consts:
             matches.append(node)
     return matches
-
-
-def is_valid_identifier(name: str) -> bool:
-    return bool(IDENTIFIER.match(name))

@@ -73,10 +73,6 @@ def name(identifier: str, ctx=None):
     return gast.Name(id=identifier, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
-def names_tuple(identifiers, ctx=None):
-    return gast.Tuple(elts=[name(i, ctx) for i in identifiers], ctx=ctx or gast.Load())
-
-
 def set_ctx(node, ctx):
     """`node` (a target) with its store/load context set throughout its top."""
     if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Starred)):

@@ -22,7 +22,7 @@ from autoloop import dtypes
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.errors import InvalidArgumentError
-from autoloop.ops.dispatch import apply, constant_value, convert
+from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import identity
 from autoloop.control_flow.gradient_elements import grad_gather, grad_init, grad_read
 from autoloop.ops.gradient_support import row_shape, shape_int32
@@ -124,11 +124,6 @@ def _unstack(values, value):
 
 # -- registrations ---------------------------------------------------------------
 _LIST = Spec(dtypes.variant, TensorShape([]))
-
-
-def _check_list(op, values):
-    if values.dtype is not dtypes.variant:
-        raise TypeError(f"{op}: expected a TensorArray flow, got a {values.dtype.name} tensor")
 
 
 def _element_spec(op, element_dtype, element_shape, *leading):
@@ -346,9 +341,3 @@ def _index(index):
     if index.dtype not in (dtypes.int32, dtypes.int64) or index.shape.rank not in (0, None):
         raise TypeError(f"a TensorArray index must be a scalar integer, got {index!r}")
     return index
-
-
-def static_size(array: TensorArray):
-    """The size of `array` when it is known while tracing, else None."""
-    known = constant_value(array.size())
-    return None if known is None else int(known)

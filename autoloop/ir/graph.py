@@ -230,13 +230,6 @@ class Graph:
                 stack.extend(v.node for v in node.inputs)
         return [n for n in self.nodes if id(n) in needed]
 
-    def consumers(self) -> dict[Value, list[Node]]:
-        uses: dict[Value, list[Node]] = {}
-        for node in self.nodes:
-            for value in node.inputs:
-                uses.setdefault(value, []).append(node)
-        return uses
-
     def __repr__(self):
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes>"
 

@@ -108,22 +108,12 @@ def zeros_for_input(op, position: int):
     return zeros_for(op.input_specs[position], lambda: op.input_shape(position))
 
 
-def is_floating(spec) -> bool:
-    return spec.dtype in infer.FLOATS
-
-
-def float_inputs_only(grads, op):
-    """`grads` with None for every input that is not floating point (indices, shapes, flags)."""
-    return [g if is_floating(spec) else None for g, spec in zip(grads, op.input_specs)]
-
-
 def shape_int32(spec, shape_tensor):
     """The shape of a value as an int32 tensor: a constant when static, else `shape_tensor()`."""
     shape = static_shape(spec)
     if shape is not None:
         return convert(np.array(shape, np.int32))
     return shape_tensor()
-
 
 
 def broadcast_to_input(op, position: int, grad):

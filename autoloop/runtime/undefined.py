@@ -126,10 +126,6 @@ def return_value(value):
     return value
 
 
-def is_undefined(value) -> bool:
-    return isinstance(value, (Undefined, MaybeUndefined))
-
-
 def checked(value: MaybeUndefined, message: str, error: str, op: str = "CheckDefined"):
     """`value.value`, each tensor guarded by a graph check (`op`) that raises `error` where it is undefined."""
     def check(leaf):

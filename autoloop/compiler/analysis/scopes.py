@@ -380,13 +380,6 @@ class Scopes:
             self._collect_modified(statement, result)
         return frozenset(result - self.declared)
 
-    def writes_declared(self, statements) -> frozenset:
-        """Global/nonlocal names assigned anywhere in `statements`."""
-        result = set()
-        for statement in statements:
-            self._collect_modified(statement, result)
-        return frozenset(result & self.declared)
-
     def _collect_modified(self, node, result):
         result.update(self.effects[node].modifies)
         if isinstance(node, (gast.For, gast.AsyncFor)):

@@ -146,10 +146,6 @@ def contains(statements, types, walker=walk_scope) -> bool:
     return False
 
 
-def statements_located(statements, origin):
-    return templates.located(statements, getattr(origin, "lineno", None))
-
-
 _JUMP_WORDS = {gast.Return: "return", gast.Break: "break", gast.Continue: "continue"}
 
 
@@ -206,4 +202,3 @@ def lower_jumps(ctx, statements, jump, flag: str, found: set, enter_loop_else: b
                 "if not flag:\n    rest", flag=flag, rest=guarded), rest[0].lineno), jumps))
         return result
     return result
-

@@ -169,19 +169,6 @@ def declared_in(ctx, function) -> dict:
     return declared
 
 
-def declared_names(function) -> dict:
-    """``{name: 'global' | 'nonlocal'}`` for the declarations in `function`'s body."""
-    from autoloop.compiler.passes.base import SCOPE_NODES, walk_scope
-    result = {}
-    for statement in function.body:
-        for node in walk_scope(statement):
-            if isinstance(node, gast.Global):
-                result.update(dict.fromkeys(node.names, "global"))
-            elif isinstance(node, gast.Nonlocal):
-                result.update(dict.fromkeys(node.names, "nonlocal"))
-    return result
-
-
 def function_def(name, parameters, body):
     arguments = gast.arguments(args=[templates.name(p, gast.Param()) for p in parameters],
                                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
