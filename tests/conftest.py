@@ -39,6 +39,8 @@ NOT_ON_JAX = {
         "appends in a loop with no bound, from threads (tests/backends/test_jax_backend.py traces from threads)",
 }
 HAVE_JAX = importlib.util.find_spec("jax") is not None
+needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX "
+                                                    "backend's tests")
 
 
 def pytest_addoption(parser):
@@ -64,7 +66,13 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Leave out the JAX runs not in the sample (``--jax-corpus=full`` keeps them all)."""
+    """Without JAX, skip every run parametrized with ``"jax"`` (whatever the parameter's name), saying so; leave
+    out the JAX runs not in the sample (``--jax-corpus=full`` keeps them all)."""
+    if not HAVE_JAX:
+        for item in items:
+            params = getattr(getattr(item, "callspec", None), "params", {}).values()
+            if any(isinstance(value, str) and value == "jax" for value in params):
+                item.add_marker(needs_jax)
     if config.getoption("--jax-corpus") != "sample":
         return
     kept, left_out = [], []

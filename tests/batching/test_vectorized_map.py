@@ -7,6 +7,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import autoloop as al
+from tests.conftest import needs_jax
 from autoloop.batching.interpreter import batch_graph
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
@@ -251,6 +252,7 @@ def test_generated_programs_equal_map_fn(program, values):
     _same_as_map_fn(_build(program), elems)
 
 
+@needs_jax
 @settings(max_examples=4, deadline=None)
 @example([("shift", 0.0), ("branch", 0.0)], [0.0, 0.0, 0.0, 0.0, 0.0, 5.0])  # a branch on a sum that rounds near 0
 @given(st.lists(st.tuples(_STEP, st.floats(-2.0, 2.0, width=32)), min_size=1, max_size=3),

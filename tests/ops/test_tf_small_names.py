@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import autoloop as al
+from tests.conftest import needs_jax
 from autoloop.errors import BackendError, InvalidArgumentError
 
 BACKENDS = ["numpy", "jax"]  # "target", not "backend": conftest samples the JAX runs of a "backend" parameter
@@ -117,6 +118,7 @@ def test_linspace_sequence_mask_searchsorted_and_unique_errors():
     assert y.dtype is al.int64 and idx.dtype is al.int64
 
 
+@needs_jax
 def test_unique_is_refused_on_jax_with_the_way_out():
     with pytest.raises(BackendError, match="unique.*backend='numpy'"):
         al.function(lambda x: al.unique(x).y, backend="jax")(np.array([1, 2, 2], np.int32))
