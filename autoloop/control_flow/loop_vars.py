@@ -69,8 +69,9 @@ def _label(path, names, root) -> str:
     return f"'{head}'" + "".join(f"[{key!r}]" for key in rest)
 
 
-def component_invariants(loop_vars: LoopVars, shape_invariants) -> list[TensorShape]:
-    """One shape invariant per component, from the user's (structured) invariants."""
+def component_invariants(loop_vars: LoopVars, shape_invariants) -> tuple[list[TensorShape], list[bool]]:
+    """One shape invariant per component, from the user's (structured) invariants, and for each
+    whether the user gave it (else it is the initial shape)."""
     if shape_invariants is None:
         user = [None] * len(loop_vars.leaves)
     else:
@@ -82,8 +83,8 @@ def component_invariants(loop_vars: LoopVars, shape_invariants) -> list[TensorSh
                 f"{nest.map_structure_up_to_leaves(loop_vars.structure)!r}, shape_invariants is "
                 f"{nest.map_structure_up_to_leaves(shape_invariants)!r}") from None
         user = nest.flatten(shape_invariants)
-    shapes = []
-    for label, leaf, invariant in zip(loop_vars.labels, loop_vars.leaves, user):
+    shapes, given = [], []
+    for label, leaf, invariant, count in zip(loop_vars.labels, loop_vars.leaves, user, loop_vars.counts):
         if hasattr(leaf, "component_invariants"):
             try:
                 shapes.extend(leaf.component_invariants(invariant))
@@ -91,7 +92,8 @@ def component_invariants(loop_vars: LoopVars, shape_invariants) -> list[TensorSh
                 raise ShapeInvariantError(f"loop variable {label}: {error}") from None
         else:
             shapes.append(leaf.shape if invariant is None else TensorShape(invariant))
-    return shapes
+        given.extend([invariant is not None] * count)
+    return shapes, given
 
 
 def check_entry_shapes(loop_vars: LoopVars, invariants, hint: str) -> None:
@@ -104,11 +106,14 @@ def check_entry_shapes(loop_vars: LoopVars, invariants, hint: str) -> None:
                 f"specified shape invariant is {invariant}. {hint}")
 
 
-def check_iteration(before: LoopVars, after_structure, invariants, hint: str, names=None) -> LoopVars:
+def check_iteration(before: LoopVars, after_structure, invariants, hint: str, names=None, given=()) -> LoopVars:
     """`after_structure` (what the body returned) checked against `before`.
 
     Raises LoopVariableTypeError for a change of nested structure, kind or
-    dtype, ShapeInvariantError for a shape that breaks its invariant.
+    dtype, ShapeInvariantError for a shape that breaks its invariant (`given`:
+    per component, whether the user gave that invariant; else it is the
+    initial shape). The messages say what TensorFlow's say (``'x' has dtype
+    int32 before the loop, but dtype float32 after one iteration``), then the fix.
     Returns the flattened body results.
     """
     try:
@@ -117,8 +122,8 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
         which, old, new = _first_difference(before.structure, after_structure, names)
         old, new = nest.describe_structures(old, new)
         raise LoopVariableTypeError(
-            f"{which} must keep its nested structure across iterations: it enters the loop as {old} but "
-            f"is {new} after one iteration ({str(error).splitlines()[-1]}). Give it its final structure "
+            f"{which} does not have the same nested structure after one iteration: it enters the loop as "
+            f"{old} but is {new} ({str(error).splitlines()[-1]}). Give it its final structure "
             f"before the loop.") from None
     after = LoopVars(after_structure, names)
     for label, old, new in zip(before.labels, before.leaves, after.leaves):
@@ -128,20 +133,23 @@ def check_iteration(before: LoopVars, after_structure, invariants, hint: str, na
                 f"one iteration; a loop variable must keep its type and dtype. Cast it (autoloop.cast) "
                 f"or initialize it with the type it has in the loop.")
     labels = before.component_labels()
-    for label, old, new, invariant in zip(labels, before.components(), after.components(), invariants):
+    given = list(given) or [False] * len(labels)
+    for label, old, new, invariant, own in zip(labels, before.components(), after.components(), invariants, given):
         if old.dtype is not new.dtype:
             why = why_dtype(new, wanted=old.dtype)
             raise LoopVariableTypeError(
-                f"loop variable {label} enters the loop as {old.dtype.name} but is {new.dtype.name} after "
-                f"one iteration; a loop variable must keep its dtype. " + (
+                f"loop variable {label} has dtype {old.dtype.name} before the loop, but dtype {new.dtype.name} "
+                f"after one iteration; a loop variable must keep its dtype. " + (
                     f"{why[0].upper()}{why[1:]}." if why else
                     f"Initialize it with the dtype it has in the loop, or cast it back with "
                     f"autoloop.cast(..., autoloop.{old.dtype.name})."))
         if not new.shape.is_subtype_of(invariant):
             relaxed = invariant.most_specific_compatible_shape(new.shape)
+            what = (f"has shape {new.shape} after one iteration, which does not conform with its shape "
+                    f"invariant {invariant}" if own else
+                    f"has shape {old.shape} before the loop, but shape {new.shape} after one iteration")
             raise ShapeInvariantError(
-                f"loop variable {label} enters the loop with shape {old.shape}, but has shape "
-                f"{new.shape} after one iteration (its shape invariant is {invariant}). To allow the "
+                f"loop variable {label} {what}. To allow the "
                 f"shape to vary across iterations, {hint.format(label=label, variable=as_code(label), shape=_shape_code(relaxed))}")
     return after
 

@@ -89,7 +89,7 @@ def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, paralle
     """
     _validate(cond, body, loop_vars, parallel_iterations)
     before = LoopVars(loop_vars, names)
-    invariants = component_invariants(before, shape_invariants)
+    invariants, given = component_invariants(before, shape_invariants)
     hint = _CONVERTED_HINT if names is not None else _API_HINT
     check_entry_shapes(before, invariants, "Give a shape invariant that the initial value satisfies.")
     if maximum_iterations is not None:
@@ -101,7 +101,7 @@ def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, paralle
     return run(cond, body, before, invariants, hint, names, maximum_iterations,
                dict(parallel_iterations=parallel_iterations, back_prop=back_prop,
                     swap_memory=swap_memory, name=name or "while", checkpoint=checkpoint_option(checkpoint),
-                    capacity=capacity_option(capacity)))
+                    capacity=capacity_option(capacity), given=given))
 
 
 def checkpoint_option(value):
@@ -186,7 +186,7 @@ def _run_eagerly(cond, body, before, invariants, hint, names, maximum_iterations
                 raise capacity_error(capacity, location)
             iterations[0] += 1
         result = _call_body(body, current, _arguments(current.structure))
-        after = check_iteration(before, result, invariants, hint, names)
+        after = check_iteration(before, result, invariants, hint, names, options["given"])
         # The body's own leaves (not rebuilt components) keep what it learned,
         # such as a TensorArray's element shape, as a traced loop's results do.
         return LoopVars(nest.pack_sequence_as(before.structure, after.leaves), names)
@@ -221,7 +221,7 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
             apply("AssertTrue", [iterations < capacity],
                   {"message": None, "exception": capacity_error(capacity, location)})
         result = _call_body(body, inside, _arguments(inside.structure))
-        after = check_iteration(before, result, invariants, hint, names)
+        after = check_iteration(before, result, invariants, hint, names, options["given"])
         body_graph.outputs = [graph_value(body_graph, c) for c in after.components()]
         if capacity is not None:
             body_graph.outputs.append(graph_value(body_graph, iterations + 1))

@@ -477,8 +477,8 @@ def _reject_dtypes(name, entry, defined, statement, error):
         first, other = nest.describe_structures(*error.structures)
         if statement.is_loop:
             statement.fail(LoopVariableTypeError(
-                f"loop variable '{name}' must keep its nested structure across iterations: it enters "
-                f"{statement} as {first} but is {other} after one iteration. Give it its final "
+                f"loop variable '{name}' does not have the same nested structure after one "
+                f"iteration{statement.of}: it enters the loop as {first} but is {other}. Give it its final "
                 f"structure before the loop."))
         statement.fail(BranchTypeError(
             f"{subject} is {first} {defined[0][0]} and {other} {defined[-1][0]}{statement.of}; "
@@ -487,8 +487,9 @@ def _reject_dtypes(name, entry, defined, statement, error):
         found = next((v for _, v in defined if _dtype_of(v) is not entry.dtype), None)
         why = why_dtype(found, wanted=entry.dtype)
         statement.fail(LoopVariableTypeError(
-            f"loop variable '{name}' enters {statement} as {entry.dtype.name} but is "
-            f"{_dtype_name(found)} after one iteration; a loop variable must keep its dtype. " + (
+            f"loop variable '{name}' has dtype {entry.dtype.name} before the loop, but dtype "
+            f"{_dtype_name(found)} after one iteration{statement.of}; a loop variable must keep its "
+            f"dtype. " + (
                 f"{why[0].upper()}{why[1:]}" if why else
                 f"Initialize it with the dtype it has in the loop, or cast it back with "
                 f"autoloop.cast(..., autoloop.{entry.dtype.name})")))

@@ -227,11 +227,11 @@ def test_a_static_method_runs(model, capsys):
     ("list_index", ["1"], 2, "TypeError: `xs[i]` at model.py:{line}: `i` is a graph tensor: its value is known "
      "only when the graph runs, so it cannot index the Python list `xs` while tracing. Make it a tensor and "
      "gather from it: autoloop.gather(autoloop.constant(xs), i)", "return xs[i]"),
-    ("halves", ["3"], 2, "LoopVariableTypeError: loop variable 'i' enters the loop as int32 but is float64 after "
-     "one iteration; a loop variable must keep its dtype. It becomes float64 at model.py:{line1}, where `/` "
+    ("halves", ["3"], 2, "LoopVariableTypeError: loop variable 'i' has dtype int32 before the loop, but dtype float64 "
+     "after one iteration; a loop variable must keep its dtype. It becomes float64 at model.py:{line1}, where `/` "
      "divides int32 values: true division of integers gives float64", "while i > n:"),
-    ("best_of", ["[1.0, 3.0]"], 2, "LoopVariableTypeError: loop variable 'best' enters the loop as int32 but is "
-     "int64 after one iteration; a loop variable must keep its dtype. It becomes int64 at model.py:{line1}, "
+    ("best_of", ["[1.0, 3.0]"], 2, "LoopVariableTypeError: loop variable 'best' has dtype int32 before the loop, but "
+     "dtype int64 after one iteration; a loop variable must keep its dtype. It becomes int64 at model.py:{line1}, "
      "where argmax returns int64 (its default output_type); pass output_type=autoloop.int32",
      "while step < 3:"),
     ("total_of", ["[1.0, 2.0]"], 2, "TypeError: range(x.shape[0]) at model.py:{line}: `x.shape[0]` is None: that "

@@ -162,7 +162,7 @@ CASES = {
                 i = i / 2
             return i
         """, (3,), LoopVariableTypeError,
-        ["loop variable 'i' enters the loop as int32 but is float64 after one iteration",
+        ["loop variable 'i' has dtype int32 before the loop, but dtype float64 after one iteration",
          "It becomes float64 at <FILE>:4, where `/` divides int32 values: true division of integers gives "
          "float64 (as in TensorFlow); use `//` for integer division"], 3, "f"),
     "argmax_into_an_int32_loop_variable": ("""
@@ -174,7 +174,7 @@ CASES = {
                 step += 1
             return best
         """, ([1.0, 3.0, 2.0],), LoopVariableTypeError,
-        ["loop variable 'best' enters the loop as int32 but is int64 after one iteration",
+        ["loop variable 'best' has dtype int32 before the loop, but dtype int64 after one iteration",
          "It becomes int64 at <FILE>:5, where argmax returns int64 (its default output_type); pass "
          "output_type=autoloop.int32"], 4, "f"),
     "range_over_an_unknown_dimension": ("""

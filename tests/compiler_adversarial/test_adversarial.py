@@ -1348,7 +1348,7 @@ def structure_change(n):
 
 
 def test_structure_change_raises_type_error():
-    with pytest.raises(TypeError, match="loop variable 'x' must keep its nested structure"):
+    with pytest.raises(TypeError, match="loop variable 'x' does not have the same nested structure after one iteration"):
         al.function(structure_change)(al.constant(2))
 
 

@@ -52,7 +52,7 @@ MISTAKES = {
             return x
 
         f(tf.constant(1))
-        """, "while x < 10:", "LoopVariableTypeError: loop variable 'x' enters the loop as int32"),
+        """, "while x < 10:", "LoopVariableTypeError: loop variable 'x' has dtype int32 before the loop"),
     "shape_change": ("""
         @tf.function
         def f(x):
@@ -61,7 +61,7 @@ MISTAKES = {
             return x
 
         f(tf.constant([1]))
-        """, "while tf.reduce_sum(x) < 10:", "ShapeInvariantError: loop variable 'x' enters the loop with shape (1,)"),
+        """, "while tf.reduce_sum(x) < 10:", "ShapeInvariantError: loop variable 'x' has shape (1,) before the loop, but shape (2,)"),
     "try_except_around_a_loop": ("""
         @tf.function
         def f(x):

@@ -69,9 +69,9 @@ def test_argument_errors_name_the_argument(mode, arguments, error, words):
     (lambda x, s: (s, s), None, ValueError, "body returned a frame y (a int32 tensor of shape ()) but ys is None"),
     (lambda x, s: (None, s), SPEC, ValueError, "the body's frame for ys is None; it must be a tensor like its "
                                                 "template (int32 of shape ())"),
-    (lambda x, s: (s, al.cast(s, al.float32)), SPEC, LoopVariableTypeError, "initial enters the loop as int32"),
-    (lambda x, s: (s, al.stack([s, s])), SPEC, ValueError, "initial enters the loop with shape ()"),
-    (lambda x, s: (s, (s, s)), SPEC, LoopVariableTypeError, "must keep its nested structure"),
+    (lambda x, s: (s, al.cast(s, al.float32)), SPEC, LoopVariableTypeError, "initial has dtype int32 before the loop, but dtype float32"),
+    (lambda x, s: (s, al.stack([s, s])), SPEC, ValueError, "initial has shape () before the loop, but shape (2,)"),
+    (lambda x, s: (s, (s, s)), SPEC, LoopVariableTypeError, "does not have the same nested structure after one iteration"),
 ])
 def test_what_the_body_returns_is_checked(mode, body, ys, error, words):
     with pytest.raises(error) as raised:

@@ -69,8 +69,9 @@ class UnsupportedConstructs(StatementPass):
                 if not isinstance(inner.ctx, gast.Load):
                     assigned.add(inner.id)
             elif kind in (gast.Yield, gast.YieldFrom):
-                self.fail(NotImplementedError, f"'yield' in {node.name}: generator functions cannot "
-                          f"be converted; call them outside the converted function", inner)
+                self.fail(NotImplementedError, f"'yield' in {node.name}: generators are not supported "
+                          f"(a generator function cannot be converted); call it outside the converted "
+                          f"function", inner)
             elif kind is gast.Await:
                 self.fail(NotImplementedError, f"'await' in {node.name}: coroutines cannot be "
                           f"converted", inner)
