@@ -4,6 +4,7 @@ Usage (from the repository root, with the autoloop venv active and ``PYTHONPATH`
 to measure)::
 
     python scripts/autograph_reference.py /work/tf_autograph_tests/*_test.py
+    python scripts/autograph_reference.py --backend jax /work/tf_autograph_tests/*_test.py
     /work/tfenv/bin/python scripts/autograph_reference.py --tensorflow /work/tf_autograph_tests/*_test.py
 
 The test files are TensorFlow's ``tensorflow/python/autograph/tests/*_test.py``
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import functools
 import importlib.util
 import io
 import itertools
@@ -69,6 +71,8 @@ DOCUMENTED = [
      "target unassigned, as Python does (TF gives 0)"),
     (r"assertion_test.py::test_basic $", "a failed assert on a tensor raises Python's AssertionError (TF: "
      "InvalidArgumentError), which unittest reports as a failure with the assert's empty message"),
+    (r"BackendError: ", "(--backend jax) a graph XLA cannot compile (a shape that changes in a loop, a list "
+     "that grows without a bound, a shape computed from values) is refused while tracing (docs/guide/backends.md)"),
     (r"basic_list_test.py::test_basic .*has no attribute '(set_element_type|stack)'", "TensorFlow's internal "
      "tensorflow.python.autograph list helpers (set_element_type, stack) are not part of autoloop; "
      "TensorFlow 2.21 fails this test too"),
@@ -257,13 +261,16 @@ class _AutoloopAsTF(types.ModuleType):
     namespaces (`OUT_OF_SCOPE`) are `_OutOfScope` stand-ins, so that a file naming
     ``tf.ragged.constant`` at its top still loads and only the tests that use it fail, saying why."""
 
-    def __init__(self, name="autoloop"):
+    def __init__(self, name="autoloop", backend="numpy"):
         super().__init__(name)
         self._autoloop = importlib.import_module(name)
+        self._backend = backend
 
     def __getattr__(self, name):
         if name in OUT_OF_SCOPE and not hasattr(self._autoloop, name):
             return _OutOfScope(f"tf.{name}")
+        if name == "function" and self._backend != "numpy":  # every tf.function the tests make
+            return functools.partial(self._autoloop.function, backend=self._backend)
         return getattr(self._autoloop, name)
 
 
@@ -286,8 +293,9 @@ _REWRITES = [
 ]
 
 
-def load(path, use_tensorflow, workdir):
-    """The test module at `path`, loaded as described in the module docstring."""
+def load(path, use_tensorflow, workdir, backend="numpy"):
+    """The test module at `path`, loaded as described in the module docstring; autoloop's functions run
+    on `backend`."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
     for pattern, replacement in _REWRITES:
@@ -296,10 +304,10 @@ def load(path, use_tensorflow, workdir):
     if use_tensorflow:
         tf = importlib.import_module("tensorflow")
     else:
-        tf = _AutoloopAsTF()
+        tf = _AutoloopAsTF("autoloop", backend)
         for statement, alias, name in AUTOLOOP_IMPORTS:
             if re.search(rf"^{statement}\s*$", source, flags=re.M):
-                modules[name] = _AutoloopAsTF(name)
+                modules[name] = _AutoloopAsTF(name, backend)
                 source = re.sub(rf"^{statement}\s*$", f"{alias} = reference_modules[{name!r}]", source, flags=re.M)
     name = os.path.splitext(os.path.basename(path))[0]
     rewritten = os.path.join(workdir, f"{name}.py")  # a file, so that functions have source
@@ -350,10 +358,10 @@ def _first_line(error):
     return (str(error).strip().splitlines() or [""])[0][:240]
 
 
-def run_file(path, use_tensorflow, workdir):
+def run_file(path, use_tensorflow, workdir, backend="numpy"):
     file = os.path.basename(path)
     try:
-        module = load(path, use_tensorflow, workdir)
+        module = load(path, use_tensorflow, workdir, backend)
     except Exception as error:  # noqa: BLE001 - a file that does not load is reported, not raised
         detail = f"{type(error).__name__}: {_first_line(error)}"
         return [{"test": f"{file}::<load>", "outcome": "error", "detail": f"does not load: {detail}",
@@ -369,6 +377,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tests", nargs="+")
     parser.add_argument("--tensorflow", action="store_true", help="run against real TensorFlow")
+    parser.add_argument("--backend", choices=("numpy", "jax"), default="numpy",
+                        help="the backend every autoloop function of the tests runs on")
     parser.add_argument("--json", help="write every test's outcome here")
     parser.add_argument("--show", action="store_true", help="print each failing test")
     args = parser.parse_args(argv)
@@ -376,7 +386,7 @@ def main(argv=None):
     records = []
     with tempfile.TemporaryDirectory(prefix="autograph_reference_") as workdir:
         for path in args.tests:
-            records += run_file(path, args.tensorflow, workdir)
+            records += run_file(path, args.tensorflow, workdir, args.backend)
 
     outcomes = ("pass", "fail", "error", "skip", "documented")
     print(f"{'file':48}" + "".join(f"{o:>11}" for o in outcomes))

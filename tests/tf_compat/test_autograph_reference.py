@@ -147,3 +147,10 @@ def test_the_runner_maps_compat_v1_and_the_autograph_module_to_autoloop(tmp_path
     assert outcomes["imports_test.py::test_twice"] == ("pass", "")
     # compat.v1 is autoloop.compat.v1 (placeholder is a TF1 name), with the out-of-scope stand-ins.
     assert outcomes["imports_test.py::test_modules"] == ("documented", "ragged tensors are out of scope")
+
+
+def test_the_runner_runs_every_function_of_the_tests_on_the_backend_asked_for():
+    runner = _runner()
+    assert runner._AutoloopAsTF("autoloop").function(yields).backend == "numpy"
+    assert runner._AutoloopAsTF("autoloop", "jax").function(yields).backend == "jax"
+    assert runner._AutoloopAsTF("autoloop.compat.v1", "jax").function(yields).backend == "jax"
