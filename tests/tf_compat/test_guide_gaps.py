@@ -181,3 +181,47 @@ def test_softplus_values_and_gradient_as_tensorflow(which):
     assert al.nn.softplus(al.constant([40.0], al.float64)).numpy().tolist() == [40.0]
     with pytest.raises(TypeError, match="softplus takes float16, float32 or float64 tensors, got a int32"):
         al.nn.softplus(al.constant([1]))
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_tf_types_trace_type_subclasses_run_and_each_object_gets_its_own_trace(which):
+    if which == "jax":
+        pytest.importorskip("jax")
+    # TF's function guide: a class names its trace type; autoloop keys objects by its own rule.
+    class FruitTraceType(al.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.fruit_type = type(fruit)
+
+        def is_subtype_of(self, other):
+            return type(other) is FruitTraceType and self.fruit_type is other.fruit_type
+
+        def most_specific_common_supertype(self, others):
+            return self if all(self == other for other in others) else None
+
+        def placeholder_value(self, placeholder_context=None):
+            return None
+
+        def __eq__(self, other):
+            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+
+        def __hash__(self):
+            return hash(self.fruit_type)
+
+    class Apple:
+        def __init__(self, flavor):
+            self.flavor = al.constant(flavor)
+
+        def __tf_tracing_type__(self, context):
+            return FruitTraceType(self)
+
+    @al.function(backend=which)
+    def flavor_of(fruit):
+        return fruit.flavor * 2
+
+    assert isinstance(Apple([1]), al.types.experimental.SupportsTracingProtocol)
+    # Two apples share a trace type, but the second's own flavor is used: never a stale trace.
+    assert flavor_of(Apple([1, 2])).numpy().tolist() == [2, 4]
+    assert flavor_of(Apple([3, 4])).numpy().tolist() == [6, 8]
+    with pytest.raises(TypeError, match="abstract"):
+        type("Half", (al.types.experimental.TraceType,), {})()
+    assert al.Tensor in al.types.experimental.TensorLike.__args__
