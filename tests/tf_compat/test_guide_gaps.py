@@ -225,3 +225,32 @@ def test_tf_types_trace_type_subclasses_run_and_each_object_gets_its_own_trace(w
     with pytest.raises(TypeError, match="abstract"):
         type("Half", (al.types.experimental.TraceType,), {})()
     assert al.Tensor in al.types.experimental.TensorLike.__args__
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_converted_code_appends_to_a_tensor_array_as_tensorflow_autograph_does(which):
+    if which == "jax":
+        pytest.importorskip("jax")
+
+    @al.function(backend=which)  # TF's TF1 AutoGraph guide: `z.append(i)` on a TensorArray in a loop
+    def squares(nums):
+        result = al.TensorArray(al.int64, size=0, dynamic_size=True)
+        for num in nums:
+            result.append(num * num)
+        return result.stack()
+
+    assert squares(al.constant(np.arange(5))).numpy().tolist() == [0, 1, 4, 9, 16]
+
+
+def test_a_tensor_array_appended_to_in_a_tf1_graph_loop():
+    v1 = al.compat.v1
+
+    @v1.function
+    def arange(n):
+        z = v1.TensorArray(v1.int32, size=0, dynamic_size=True)
+        for i in v1.range(n):
+            z.append(i)
+        return z.stack()
+
+    with v1.Graph().as_default(), v1.Session() as sess:
+        assert sess.run(arange(v1.constant(4))).tolist() == [0, 1, 2, 3]
