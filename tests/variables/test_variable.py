@@ -37,6 +37,14 @@ def test_an_eager_assignment_returns_the_variable_as_tensorflow_does():
         y = al.reduce_sum(v.assign([2.0, 3.0]) * 3.0)
     assert tape.gradient(y, v).numpy().tolist() == [3.0, 3.0]
 
+    @al.function
+    def double(x):
+        return x * 2.0
+
+    assert [double(v.assign_add([1.0, 1.0])).numpy().tolist() for _ in range(3)] == [[6.0, 8.0], [8.0, 10.0],
+                                                                                     [10.0, 12.0]]
+    assert double(v).numpy().tolist() == [10.0, 12.0] and double.experimental_get_tracing_count() == 1
+
 
 @pytest.mark.parametrize("on", BACKENDS)
 def test_an_assignment_in_a_function_gives_the_new_value_as_a_tensor(on):
