@@ -254,3 +254,16 @@ def test_a_tensor_array_appended_to_in_a_tf1_graph_loop():
 
     with v1.Graph().as_default(), v1.Session() as sess:
         assert sess.run(arange(v1.constant(4))).tolist() == [0, 1, 2, 3]
+
+
+def test_a_trace_time_print_shows_a_graph_tensor_as_tensorflow_does(capsys):
+    trace_print = al.do_not_convert(print)  # TF's print: while tracing, with the graph tensor
+
+    @al.function(input_signature=(al.TensorSpec(shape=[None], dtype=al.int32),))
+    def g(x):
+        trace_print("Tracing with", x)
+        return x
+
+    g(al.constant([1, 2])), g(al.constant([1, 2, 3]))
+    assert capsys.readouterr().out == 'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\n'
+    assert repr(g.get_concrete_function().inputs[0]) == "<autoloop.Tensor 'x:0' shape=(None,) dtype=int32>"
