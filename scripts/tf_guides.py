@@ -422,9 +422,10 @@ DOCUMENTED = [
     (r"\d[jJ]\b", "autoloop has no complex dtypes", r"complex"),
     (r"(?m)^\s+assert\b", "a failed converted assert raises Python's AssertionError with its message (API.md), "
                         "not TensorFlow's InvalidArgumentError", r"^AssertionError"),
-    (r"(?m)^\w+\.\w+\s*[-+*/]?=[^=]", "an object mutated between calls gets a new trace (API.md: never a stale "
-                                   "one), so the function sees its new attributes; TensorFlow reuses the old trace",
-     None),
+    # An attribute of an object set at top level, the object then passed to a call.
+    (r"(?ms)^(\w+)\.\w+\s*[-+*/]?=[^=].*\((?:[^()]*,)?\s*\1\s*[,)]",
+     "an object mutated between calls gets a new trace (API.md: never a stale one), so the function sees its "
+     "new attributes; TensorFlow reuses the old trace", None),
 ]
 
 

@@ -74,6 +74,7 @@ def test_classification():
     assert guides.classify("def f(x):\n  assert x != 0, 'no'\nf(0)", None, ok, asserted)[0] == "documented"
     assert guides.classify("model.bias += 5.0\nprint(f(model))", None, ok, other)[0] == "documented"
     assert guides.classify("bias += 5.0\nprint(f(model))", None, ok, other)[0] == "differs"
+    assert guides.classify("model.bias += 5.0\nprint(f(x))", None, ok, other)[0] == "differs"
 
 
 def test_same_but_numbers_ignores_values_and_numpy_padding_not_text_or_count():
