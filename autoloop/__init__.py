@@ -21,7 +21,7 @@ _PUBLIC = {
     # modules and namespaces
     **{name: f"autoloop.{name}" for name in (
         "autodiff", "autograph", "compat", "config", "debugging", "distributed", "errors", "linalg", "math", "nest",
-        "nn", "random", "sparse")},
+        "nn", "random", "sparse", "types")},
     # values and shapes
     "TensorShape": "autoloop.shapes:TensorShape",
     "Tensor": "autoloop.tensor:Tensor",

@@ -304,8 +304,9 @@ def python_key(value, ancestors=()):
     if kind in _PYTHON_CONSTANTS or isinstance(value, enum.Enum | np.generic):
         return ("py", kind, value)
     if isinstance(value, _CODE) or kind.__module__.startswith("autoloop."):
-        # Code, not configuration; or autoloop's own objects (a Variable is read when the graph runs).
-        return ("py-id", _Held(value))
+        # Code, not configuration; or autoloop's own objects (a Variable is read when the graph runs; what
+        # an eager assign returns stands for its variable, keyed as that variable).
+        return ("py-id", _Held(getattr(value, "_variable", value)))
     try:
         hash(value)
         hashable = True

@@ -87,9 +87,6 @@ class Module:
         scoped.__name__, scoped.__doc__, scoped.__wrapped__ = method.__name__, method.__doc__, method
         return scoped
 
-    def __repr__(self):
-        return f"<{type(self).__module__}.{type(self).__qualname__} '{self._name}'>"
-
 
 class ModuleScope:
     """``with module.name_scope:``: variables made inside are named ``name/...``, and so are graph nodes."""

@@ -149,8 +149,8 @@ class Tensor:
         return f"<autoloop.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
 
     def __str__(self):
-        if self._value is not None:
-            return repr(self)
+        if self._value is not None:  # TensorFlow's str of a graph tensor (what a trace-time print shows)
+            return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
         text = str(self._numpy)
         if "\n" in text:  # as TensorFlow prints it: a matrix starts on its own line
             text = "\n" + text

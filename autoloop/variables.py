@@ -148,20 +148,24 @@ class Variable:
 
     # -- writing ----------------------------------------------------------------------------------
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Set the variable to `value` (its dtype, a compatible shape); the new value."""
+        """Set the variable to `value` (its dtype, a compatible shape). Eagerly, as in TensorFlow, the
+        variable (an `UnreadVariable`; None with ``read_value=False``); in a graph, the new value."""
         return self._update("AssignVariableOp", value, name or f"{self._name}/Assign", read_value)
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """Add `delta` to the variable; the new value."""
+        """Add `delta` to the variable; returns what `assign` returns."""
         return self._update("AssignAddVariableOp", delta, name or f"{self._name}/AssignAdd", read_value)
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        """Subtract `delta` from the variable; the new value."""
+        """Subtract `delta` from the variable; returns what `assign` returns."""
         return self._update("AssignSubVariableOp", delta, name or f"{self._name}/AssignSub", read_value)
 
     def _update(self, op: str, value, name: str, read_value: bool):
         value = self._checked(value, op)
-        return apply(op, [self._handle, value], self._attrs(), name=name)
+        new_value = apply(op, [self._handle, value], self._attrs(), name=name)
+        if self._graph is None and context.current_graph() is None:  # TensorFlow's eager results
+            return UnreadVariable(self) if read_value else None
+        return new_value  # in a graph, the new value as a tensor
 
     def _checked(self, value, op: str) -> Tensor:
         """`value` as a tensor this variable can take: its dtype and a compatible shape, else a clear error."""
@@ -223,8 +227,28 @@ class Variable:
         return f"<autoloop.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={text}>"
 
 
+class UnreadVariable(Variable):
+    """What an eager ``assign``/``assign_add``/``assign_sub`` returns, as in TensorFlow: the variable
+    itself under the name ``'UnreadVariable'`` (printed so; each use reads the variable's value at
+    that time, and an assignment through it assigns the variable)."""
+
+    def __init__(self, variable: Variable):
+        self.__dict__.update(variable.__dict__)
+        self._variable = getattr(variable, "_variable", variable)
+
+    @property
+    def name(self) -> str:
+        return "UnreadVariable"
+
+    def read_value(self) -> Tensor:
+        return self._variable.read_value()  # a read of the variable itself, as tapes watch it
+
+
 tensor_methods.install(Variable)  # v + 1, v < n, -v, v[0], ...: each on a fresh read
 Variable.__iter__ = lambda self: iter(self.read_value())
+Variable.__bool__ = lambda self: bool(self.read_value())  # int(v), float(v), bool(v): of its value, as in TF
+Variable.__int__ = lambda self: int(self.read_value())
+Variable.__float__ = lambda self: float(self.read_value())
 Variable.__hash__ = object.__hash__  # comparisons are element-wise; a variable is still a dict key
 
 

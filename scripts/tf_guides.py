@@ -33,7 +33,10 @@ How cells are classified, in this order:
 - ``out``: out of scope: the cell matches one of `OUT_OF_SCOPE` (Keras,
   ``tf.data``, strings, ragged tensors, ``tf.distribute``, SavedModel and
   checkpoints, files and network, plotting, devices, TF's version), or it
-  reads a name that only an out-of-scope cell defined.
+  reads a name that only an out-of-scope cell defined. Such a cell still runs
+  on both sides, one top-level statement at a time, each past the failure
+  of one before it: a notebook's setup cell that imports numpy after a Keras
+  line sets up the in-scope cells after it on both sides alike.
 - ``tf-error``: real TF raised (the cell is not counted).
 - ``same``: autoloop ran it and the outputs are equal after `normalise`.
 - ``print``: both ran and the outputs differ only in what Python ``print``
@@ -42,21 +45,30 @@ How cells are classified, in this order:
   inside a function (of this or an earlier cell) are removed on both sides.  A
   ``print`` in a function runs on every call in autoloop, with values, and only
   while tracing in TF, with symbolic tensors (a documented difference).
-- ``nondet``: both ran, outputs differ, and the cell draws random numbers or
-  times something, or reads a name such a cell bound, or a cell reading such a
-  name bound (a model whose class draws its weights; a documented difference:
-  the generators and clocks are not TF's).
+- a cell is *nondeterministic* when it draws random numbers or times
+  something (`NONDETERMINISTIC`), or reads a name such a cell bound, or a
+  cell reading such a name bound (a model whose class draws its weights):
+  the generators and clocks are not TF's (a documented difference), and
+  TF's own output changes from run to run.
+- ``nondet-same``: both ran, the cell is nondeterministic, and the outputs
+  agree but for the values of their numbers (`same_but_numbers`: the same
+  text, as many numbers): *same up to nondeterminism*, counted apart from
+  ``same``.
 - ``documented``: the outputs differ, or autoloop raised, and the cell matches
   `DOCUMENTED` (differences the README lists, such as ``to_code``'s generated
   code).
+- ``nondet``: both ran, the cell is nondeterministic, and the outputs differ
+  beyond their numbers (a loop over random data that runs a random number of
+  times).
 - ``differs``: both ran, outputs differ.
 - ``error``: autoloop raised (or timed out); grouped by exception type and the
   first line of its message.
 
-``% same`` is ``same / (same + print + nondet + documented + differs + error)``:
-the share of in-scope cells that TF runs which give the same output;
-``% same+doc`` counts the documented differences (print, nondet,
-documented) with them.
+``% same`` is ``same / (same + nondet-same + print + nondet + documented +
+differs + error)``: the share of in-scope cells that TF runs which give the
+same output; ``% +nondet`` counts the cells the same up to nondeterminism
+with them, and ``% +doc`` the documented differences (print, nondet,
+documented) too.
 
 Normalisation (`normalise`): tracebacks (with the whole message of their
 exception) and TensorFlow's log lines are removed (they name files and
@@ -254,8 +266,9 @@ class _Sink(types.ModuleType):
 PLOTTING_MODULES = ("matplotlib", "matplotlib.pyplot", "matplotlib.cm", "matplotlib.colors", "seaborn")
 
 
-def run_cells(cells, cell_dir, timeout):
-    """Run `cells` in order in one namespace; per cell its output, value and error."""
+def run_cells(cells, cell_dir, timeout, keep_going=()):
+    """Run `cells` in order in one namespace; per cell its output, value and error. A cell whose entry
+    in `keep_going` is true runs statement by statement, each past the failure of one before it."""
     for name in PLOTTING_MODULES:  # plotting is out of scope; a sink keeps both sides alike
         sys.modules[name] = _Sink(name)
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -273,7 +286,7 @@ def run_cells(cells, cell_dir, timeout):
             os.dup2(captured.fileno(), 1), os.dup2(captured.fileno(), 2)
             signal.alarm(timeout)
             try:
-                value = _run_one(source, filename, namespace)
+                value = _run_one(source, filename, namespace, index < len(keep_going) and keep_going[index])
             except BaseException as e:  # the cell's own error, reported not raised
                 error = {"type": type(e).__name__,
                          "message": (str(e).strip().splitlines() or [""])[0][:300],
@@ -289,8 +302,20 @@ def run_cells(cells, cell_dir, timeout):
     return results
 
 
-def _run_one(source, filename, namespace):
+def _run_one(source, filename, namespace, keep_going=False):
     tree = ast.parse(source, filename)
+    if keep_going:
+        first = None
+        for statement in tree.body:
+            try:
+                exec(compile(ast.Module([statement], []), filename, "exec"), namespace)
+            except _CellTimeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - reported once the rest has run
+                first = first or e
+        if first is not None:
+            raise first
+        return None
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not source.rstrip().endswith(";"):
         last = ast.Expression(tree.body.pop().value)
@@ -305,17 +330,17 @@ def _run_one(source, filename, namespace):
 def _worker_main(spec_path, out_path):
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
-    results = run_cells(spec["cells"], spec["cell_dir"], spec["timeout"])
+    results = run_cells(spec["cells"], spec["cell_dir"], spec["timeout"], spec.get("keep_going", ()))
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(results, f)
 
 
-def run_side(python, cells, env_extra, timeout, label):
-    """Run `cells` in a fresh `python` process; its per-cell results."""
+def run_side(python, cells, env_extra, timeout, label, keep_going=()):
+    """Run `cells` in a fresh `python` process; its per-cell results (`keep_going`: see `run_cells`)."""
     with tempfile.TemporaryDirectory(prefix=f"tf_guides_{label}_") as tmp:
         spec_path, out_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "out.json")
         with open(spec_path, "w", encoding="utf-8") as f:
-            json.dump({"cells": cells, "cell_dir": tmp, "timeout": timeout}, f)
+            json.dump({"cells": cells, "cell_dir": tmp, "timeout": timeout, "keep_going": list(keep_going)}, f)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONHASHSEED="0", **env_extra)
         process = subprocess.run(
             [python, os.path.abspath(__file__), "--worker", spec_path, out_path],
@@ -395,6 +420,12 @@ DOCUMENTED = [
     (r"type\(\w+\)\.__name__", "class names are autoloop's (Tensor, Variable), not EagerTensor or "
                               "ResourceVariable", None),
     (r"\d[jJ]\b", "autoloop has no complex dtypes", r"complex"),
+    (r"(?m)^\s+assert\b", "a failed converted assert raises Python's AssertionError with its message (API.md), "
+                        "not TensorFlow's InvalidArgumentError", r"^AssertionError"),
+    # An attribute of an object set at top level, the object then passed to a call.
+    (r"(?ms)^(\w+)\.\w+\s*[-+*/]?=[^=].*\((?:[^()]*,)?\s*\1\s*[,)]",
+     "an object mutated between calls gets a new trace (API.md: never a stale one), so the function sees its "
+     "new attributes; TensorFlow reuses the old trace", None),
 ]
 
 
@@ -471,10 +502,22 @@ def classify(source, out_of_scope, tf_result, al_result, context=None):
     without = [normalise(context.without_trace_prints(r["output"]), r["value"]) for r in (tf_result, al_result)]
     if _only_extra_lines(tf_result, al_result) or same_output(*without):
         return "print", detail
-    if context.nondeterministic(source):
-        return "nondet", detail
+    nondeterministic = context.nondeterministic(source)
+    if nondeterministic and same_but_numbers(tf_text, al_text):
+        return "nondet-same", detail
     why = _documented(source)
-    return ("documented", f"{why}\n    {detail}") if why else ("differs", detail)
+    if why:
+        return "documented", f"{why}\n    {detail}"
+    return ("nondet", detail) if nondeterministic else ("differs", detail)
+
+
+def same_but_numbers(a, b):
+    """Whether normalised texts `a` and `b` agree but for the values of their numbers: the same text
+    around them (the spaces numpy pads columns with aside) and as many numbers."""
+    if len(_NUMBER.findall(a)) != len(_NUMBER.findall(b)):
+        return False
+    masked = [re.sub(r" ?# ?", "#", _NUMBER.sub("#", text)) for text in (a, b)]
+    return masked[0] == masked[1]
 
 
 def _only_extra_lines(tf_result, al_result):
@@ -501,19 +544,19 @@ def area_of(detail, source):
 
 # ----------------------------------------------------------------------------- driver
 
-HARNESS_VERSION = 2  # part of the cache key: bump when the worker changes
-CLASSES = ("same", "print", "nondet", "documented", "differs", "error", "tf-error", "out", "empty")
-SCORED = ("same", "print", "nondet", "documented", "differs", "error")
+HARNESS_VERSION = 3  # part of the cache key: bump when the worker changes
+CLASSES = ("same", "nondet-same", "print", "nondet", "documented", "differs", "error", "tf-error", "out", "empty")
+SCORED = ("same", "nondet-same", "print", "nondet", "documented", "differs", "error")
 
 
-def _tf_results(args, cells, path):
+def _tf_results(args, cells, path, keep_going):
     key = hashlib.sha256(json.dumps([HARNESS_VERSION, cells, args.tf_python, args.timeout]).encode())
     key = key.hexdigest()[:16]
     cache = args.cache and os.path.join(args.cache, f"{os.path.basename(path)}.{key}.json")
     if cache and os.path.exists(cache):
         with open(cache, encoding="utf-8") as f:
             return json.load(f)
-    results = run_side(args.tf_python, cells, {}, args.timeout, "tf")
+    results = run_side(args.tf_python, cells, {}, args.timeout, "tf", keep_going)
     if cache:
         os.makedirs(args.cache, exist_ok=True)
         with open(cache, "w", encoding="utf-8") as f:
@@ -540,13 +583,14 @@ def main(argv=None):
     rows, records = [], []
     for path in args.notebooks:
         cells = cells_of(path)
-        tf_results = _tf_results(args, cells, path)
+        scope = scope_of(cells)
+        keep_going = [why is not None for why in scope]
+        tf_results = _tf_results(args, cells, path, keep_going)
         al_cells = [to_autoloop(c) for c in cells]
         al_env = {"PYTHONPATH": os.path.abspath(args.autoloop_path)}
-        al_results = run_side(args.autoloop_python, al_cells, al_env, args.timeout, "autoloop")
+        al_results = run_side(args.autoloop_python, al_cells, al_env, args.timeout, "autoloop", keep_going)
         counts, broken, context = collections.Counter(), {}, Context()
-        for index, (source, why, tf_r, al_r) in enumerate(
-                zip(cells, scope_of(cells), tf_results, al_results)):
+        for index, (source, why, tf_r, al_r) in enumerate(zip(cells, scope, tf_results, al_results)):
             context.update(source)
             kind, detail = classify(source, why, tf_r, al_r, context)
             area = area_of(detail, source) if kind in ("error", "differs") else ""
@@ -566,17 +610,17 @@ def main(argv=None):
                             "detail": detail, "source": source, "area": area})
         rows.append((os.path.basename(path), counts))
 
-    print(f"{'notebook':28}" + "".join(f"{c:>11}" for c in CLASSES) + f"{'% same':>9}{'% same+doc':>12}")
+    print(f"{'notebook':24}" + "".join(f"{c:>12}" for c in CLASSES) + f"{'% same':>8}{'% +nondet':>10}{'% +doc':>8}")
     total = collections.Counter()
     for name, counts in rows + [("TOTAL", None)]:
         counts = counts if counts is not None else total
         if name != "TOTAL":
             total.update(counts)
         scored = sum(counts[c] for c in SCORED)
-        share = f"{100 * counts['same'] / scored:.1f}" if scored else "-"
-        documented = sum(counts[c] for c in ("same", "print", "nondet", "documented"))
-        with_documented = f"{100 * documented / scored:.1f}" if scored else "-"
-        print(f"{name:28}" + "".join(f"{counts[c]:>11}" for c in CLASSES) + f"{share:>9}{with_documented:>12}")
+        shares = [f"{100 * sum(counts[c] for c in kinds) / scored:.1f}" if scored else "-" for kinds in (
+            ("same",), ("same", "nondet-same"), ("same", "nondet-same", "print", "nondet", "documented"))]
+        print(f"{name:24}" + "".join(f"{counts[c]:>12}" for c in CLASSES)
+              + "".join(f"{share:>{width}}" for share, width in zip(shares, (8, 10, 8))))
 
     print("\nautoloop failures and differences by area and cause:")
     groups = collections.defaultdict(list)
@@ -595,7 +639,7 @@ def main(argv=None):
 
     if args.show:
         for r in records:
-            if r["class"] in ("error", "differs", "nondet", "print", "documented", "tf-error"):
+            if r["class"] in ("error", "differs", "nondet-same", "nondet", "print", "documented", "tf-error"):
                 print(f"\n=== {r['notebook']}#{r['cell']} {r['class']} ({r['area']})")
                 print("    " + "\n    ".join(r["source"].splitlines()[:12]))
                 print("  -> " + r["detail"])

@@ -227,7 +227,7 @@ class GradientTape:
         """
         unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor, "jacobian")
         target = _as_tensor(target)
-        flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
+        flat_sources = [self._jacobian_source(s) for s in nest.flatten(sources)]
         with self._differentiating():
             vjp = self._vjp([target], flat_sources, context.current_graph())
             found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations)
@@ -244,7 +244,7 @@ class GradientTape:
         """
         unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor,
                                           "batch_jacobian")
-        target, source = _as_tensor(target), _as_tensor(source)
+        target, source = _as_tensor(target), self._jacobian_source(source)
         with self._differentiating():
             vjp = self._vjp([target], [source], context.current_graph())
             return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations)
@@ -284,6 +284,12 @@ class GradientTape:
                                  f"fully known shape. Give the variable a full shape, or take the gradient eagerly")
             return self._points.get(source)
         return _as_tensor(source)
+
+    def _jacobian_source(self, source):
+        """`_source` for a Jacobian, which needs a tensor of the source's shape: a variable the tape never saw
+        read is a fresh read (connected to nothing)."""
+        point = self._source(source)
+        return point if point is not None else _as_tensor(source)
 
     def _eager_gradient(self, targets, seeds, sources):
         sources = [s if s is not None else zeros([]) for s in sources]  # never tracked: no gradient

@@ -90,7 +90,13 @@ class TensorList:
 
 
 def list_append(target, element):
-    """``target.append(element)``; returns `target` (converted code rebinds the name to it)."""
+    """``target.append(element)``; returns `target` (converted code rebinds the name to it).
+
+    A `TensorArray` has no ``append``: converted code appends to one as TensorFlow's AutoGraph does, as
+    ``target.write(target.size(), element)``, and the name is rebound to the array that returns."""
+    from autoloop.control_flow.tensor_array import TensorArray
+    if isinstance(target, TensorArray):
+        return target.write(target.size(), element)
     target.append(element)
     return target
 

@@ -181,3 +181,89 @@ def test_softplus_values_and_gradient_as_tensorflow(which):
     assert al.nn.softplus(al.constant([40.0], al.float64)).numpy().tolist() == [40.0]
     with pytest.raises(TypeError, match="softplus takes float16, float32 or float64 tensors, got a int32"):
         al.nn.softplus(al.constant([1]))
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_tf_types_trace_type_subclasses_run_and_each_object_gets_its_own_trace(which):
+    if which == "jax":
+        pytest.importorskip("jax")
+    # TF's function guide: a class names its trace type; autoloop keys objects by its own rule.
+    class FruitTraceType(al.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.fruit_type = type(fruit)
+
+        def is_subtype_of(self, other):
+            return type(other) is FruitTraceType and self.fruit_type is other.fruit_type
+
+        def most_specific_common_supertype(self, others):
+            return self if all(self == other for other in others) else None
+
+        def placeholder_value(self, placeholder_context=None):
+            return None
+
+        def __eq__(self, other):
+            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+
+        def __hash__(self):
+            return hash(self.fruit_type)
+
+    class Apple:
+        def __init__(self, flavor):
+            self.flavor = al.constant(flavor)
+
+        def __tf_tracing_type__(self, context):
+            return FruitTraceType(self)
+
+    @al.function(backend=which)
+    def flavor_of(fruit):
+        return fruit.flavor * 2
+
+    assert isinstance(Apple([1]), al.types.experimental.SupportsTracingProtocol)
+    # Two apples share a trace type, but the second's own flavor is used: never a stale trace.
+    assert flavor_of(Apple([1, 2])).numpy().tolist() == [2, 4]
+    assert flavor_of(Apple([3, 4])).numpy().tolist() == [6, 8]
+    with pytest.raises(TypeError, match="abstract"):
+        type("Half", (al.types.experimental.TraceType,), {})()
+    assert al.Tensor in al.types.experimental.TensorLike.__args__
+
+
+@pytest.mark.parametrize("which", ["numpy", "jax"])
+def test_converted_code_appends_to_a_tensor_array_as_tensorflow_autograph_does(which):
+    if which == "jax":
+        pytest.importorskip("jax")
+
+    @al.function(backend=which)  # TF's TF1 AutoGraph guide: `z.append(i)` on a TensorArray in a loop
+    def squares(nums):
+        result = al.TensorArray(al.int64, size=0, dynamic_size=True)
+        for num in nums:
+            result.append(num * num)
+        return result.stack()
+
+    assert squares(al.constant(np.arange(5))).numpy().tolist() == [0, 1, 4, 9, 16]
+
+
+def test_a_tensor_array_appended_to_in_a_tf1_graph_loop():
+    v1 = al.compat.v1
+
+    @v1.function
+    def arange(n):
+        z = v1.TensorArray(v1.int32, size=0, dynamic_size=True)
+        for i in v1.range(n):
+            z.append(i)
+        return z.stack()
+
+    with v1.Graph().as_default(), v1.Session() as sess:
+        assert sess.run(arange(v1.constant(4))).tolist() == [0, 1, 2, 3]
+
+
+def test_a_trace_time_print_shows_a_graph_tensor_as_tensorflow_does(capsys):
+    trace_print = al.do_not_convert(print)  # TF's print: while tracing, with the graph tensor
+
+    @al.function(input_signature=(al.TensorSpec(shape=[None], dtype=al.int32),))
+    def g(x):
+        trace_print("Tracing with", x)
+        return x
+
+    g(al.constant([1, 2])), g(al.constant([1, 2, 3]))
+    assert capsys.readouterr().out == 'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\n'
+    assert repr(g.get_concrete_function().inputs[0]) == "<autoloop.Tensor 'x:0' shape=(None,) dtype=int32>"

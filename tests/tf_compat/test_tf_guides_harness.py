@@ -65,7 +65,24 @@ def test_classification():
     assert guides.classify("print(x)", None, ok, extra)[0] == "print"
     other = {"output": "tf.Tensor(3, shape=(), dtype=int32)\n", "value": None, "error": None}
     assert guides.classify("print(x)", None, ok, other)[0] == "differs"
-    assert guides.classify("print(tf.random.uniform([1]))", None, ok, other)[0] == "nondet"
+    # A cell drawing random numbers: the same but for its numbers is counted apart from "same".
+    assert guides.classify("print(tf.random.uniform([1]))", None, ok, other)[0] == "nondet-same"
+    longer = {"output": "tf.Tensor([3 4], shape=(2,), dtype=int32)\n", "value": None, "error": None}
+    assert guides.classify("print(tf.random.uniform([1]))", None, ok, longer)[0] == "nondet"
+    # The documented differences: a converted assert's AssertionError, a mutated object's new trace.
+    asserted = {"output": "", "value": None, "error": {"type": "AssertionError", "message": "Do not pass zero!"}}
+    assert guides.classify("def f(x):\n  assert x != 0, 'no'\nf(0)", None, ok, asserted)[0] == "documented"
+    assert guides.classify("model.bias += 5.0\nprint(f(model))", None, ok, other)[0] == "documented"
+    assert guides.classify("bias += 5.0\nprint(f(model))", None, ok, other)[0] == "differs"
+    assert guides.classify("model.bias += 5.0\nprint(f(x))", None, ok, other)[0] == "differs"
+
+
+def test_same_but_numbers_ignores_values_and_numpy_padding_not_text_or_count():
+    tf_text = guides.normalise("array([[0.5371518 , 0.53190887],\n [-1.2, 0.2]], dtype=float32)", None)
+    al_text = guides.normalise("array([[0.04154992, 0.5],\n [0.3 , -0.25]], dtype=float32)", None)
+    assert guides.same_but_numbers(tf_text, al_text) and not guides.same_output(tf_text, al_text)
+    assert not guides.same_but_numbers("[1 2]", "[1 2 3]")
+    assert not guides.same_but_numbers("Eager: 1.5 seconds", "Graph: 1.5 seconds")
 
 
 def test_cells_run_in_order_in_one_fresh_process():
@@ -74,6 +91,10 @@ def test_cells_run_in_order_in_one_fresh_process():
     assert [r["output"] for r in results[:2]] == ["x is 2\n", ""] and results[1]["value"] == "6"
     assert results[2]["error"]["type"] == "ZeroDivisionError" and results[3]["value"] is None
     assert results[4]["error"] is None
+    # An out-of-scope cell runs statement by statement: its setup lines run past a failing one.
+    cells = ["layers = tf.keras.layers\nimport math\nz = 1", "print(math.pi > 3, z)"]
+    results = guides.run_side(sys.executable, cells, {}, 20, "test", keep_going=[True, False])
+    assert results[0]["error"]["type"] == "NameError" and results[1]["output"] == "True 1\n"
 
 
 reference = _script("autograph_reference")

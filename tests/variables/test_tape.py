@@ -280,3 +280,25 @@ def test_a_scan_body_that_reads_a_variable(on):
     w.assign(0.5)
     two_steps(xs, True)
     assert w.numpy() < 0.5 - 0.1 * expected  # two steps down a positive gradient
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_jacobian_for_a_variable_differentiates_its_reads(traced):
+    # TF's advanced autodiff guide: the Jacobian of sigmoid(x + delta) for a scalar variable delta.
+    delta, rows = al.Variable(0.0), al.Variable([[1.0, 2.0], [3.0, 4.0]])
+    unread = al.Variable(1.0)
+    x = al.constant([-1.0, 0.0, 2.0])
+
+    def jacobians():
+        with al.GradientTape(persistent=True) as tape:
+            y = al.nn.sigmoid(x + delta)
+            z = rows * 3.0
+        return (tape.jacobian(y, delta), tape.jacobian(y, [delta, unread]),
+                tape.jacobian(y, unread, unconnected_gradients="zero"), tape.batch_jacobian(z, rows))
+
+    dy, (dy_again, none), zeros, dz = (al.function(jacobians) if traced else jacobians)()
+    sigmoid = 1 / (1 + np.exp(-np.array([-1.0, 0.0, 2.0])))
+    np.testing.assert_allclose(dy.numpy(), sigmoid * (1 - sigmoid), rtol=1e-6)
+    np.testing.assert_allclose(dy_again.numpy(), dy.numpy())
+    assert none is None and zeros.numpy().tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(dz.numpy(), [[[3.0, 0.0], [0.0, 3.0]]] * 2)

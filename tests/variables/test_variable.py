@@ -19,6 +19,44 @@ def test_an_eager_variable_holds_its_value_and_updates_return_the_new_one():
     assert v.numpy() == 7.0 and v.read_value().numpy() == 7.0 and v.value().numpy() == 7.0
     assert (v + 1).numpy() == 8.0 and (2 * v).numpy() == 14.0 and (-v).numpy() == -7.0 and bool(v > 3)
     assert np.asarray(v) == 7.0 and float(v.numpy()) == 7.0
+    assert (int(v), float(v), bool(v), bool(al.Variable(0))) == (7, 7.0, True, False)  # of its value, as TF
+
+
+def test_an_eager_assignment_returns_the_variable_as_tensorflow_does():
+    v = al.Variable([1.0, 2.0])
+    first = v.assign([3.0, 4.0])
+    assert isinstance(first, al.Variable) and first.name == "UnreadVariable"
+    assert repr(first) == ("<autoloop.Variable 'UnreadVariable' shape=(2,) dtype=float32, "
+                           "numpy=array([3., 4.], dtype=float32)>")  # TF's basics guide prints this
+    assert repr(v.assign_add([1.0, 1.0])).startswith("<autoloop.Variable 'UnreadVariable'")
+    assert first.numpy().tolist() == [4.0, 5.0]  # each use reads the variable now, as in TF
+    first.assign_sub([4.0, 4.0])  # assigning through it assigns the variable
+    assert v.numpy().tolist() == [0.0, 1.0] and (first + 1).numpy().tolist() == [1.0, 2.0]
+    assert v.assign([9.0, 9.0], read_value=False) is None and v.numpy().tolist() == [9.0, 9.0]
+    with al.GradientTape() as tape:  # a read through it is a read of the variable
+        y = al.reduce_sum(v.assign([2.0, 3.0]) * 3.0)
+    assert tape.gradient(y, v).numpy().tolist() == [3.0, 3.0]
+
+    @al.function
+    def double(x):
+        return x * 2.0
+
+    assert [double(v.assign_add([1.0, 1.0])).numpy().tolist() for _ in range(3)] == [[6.0, 8.0], [8.0, 10.0],
+                                                                                     [10.0, 12.0]]
+    assert double(v).numpy().tolist() == [10.0, 12.0] and double.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("on", BACKENDS)
+def test_an_assignment_in_a_function_gives_the_new_value_as_a_tensor(on):
+    v = al.Variable(1.0)
+
+    @al.function(backend=on)
+    def step():
+        new = v.assign_add(2.0)
+        return new * 10.0, v.assign(new + 1.0, read_value=False)
+
+    scaled, assigned = step()
+    assert scaled.numpy() == 30.0 and assigned.numpy() == 4.0 and v.numpy() == 4.0
 
 
 def test_dtype_shape_name_and_a_callable_initial_value():
