@@ -40,7 +40,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ir.trips import known
 from autoloop.backends.jax.lengths import VERSION_OF, Lengths
-from autoloop.backends.jax.lowering import unsupported
+from autoloop.backends.jax.marks import unsupported
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.ir import control_flow
 from autoloop.shapes import TensorShape
