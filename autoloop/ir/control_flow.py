@@ -115,6 +115,16 @@ def all_control_flow_ops() -> dict[str, ControlFlowOp]:
     return dict(_REGISTRY)
 
 
+def subgraph_attrs(op_name: str) -> tuple[str, ...]:
+    """The attr names that hold the sub-graphs of an `op_name` node, as registered; () for an ordinary op.
+
+    The one list every walker reads (`autoloop.ir.graph.Node.subgraphs`,
+    cloning, the verifier): only these attrs hold graphs.
+    """
+    op = _REGISTRY.get(op_name)
+    return op.subgraphs if op is not None else ()
+
+
 # -- the operand layout ---------------------------------------------------------------
 class Operands(dict):
     """A node's inputs by group name, each a tuple; ``groups.loop_vars`` reads ``groups["loop_vars"]``."""

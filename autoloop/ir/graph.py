@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoloop.dtypes import DType
+from autoloop.ir.control_flow import subgraph_attrs
 from autoloop.ir.effects import has_effects, last_effect
 from autoloop.shapes import TensorShape
 
@@ -90,7 +91,9 @@ class Node:
     control_inputs: tuple[Node, ...] = ()
 
     def subgraphs(self) -> list[Graph]:
-        return [v for v in self.attrs.values() if isinstance(v, Graph)]
+        """The sub-graphs in this node's attrs, in the order its control-flow op registers them
+        (`autoloop.ir.control_flow.subgraph_attrs`); [] for an ordinary op."""
+        return [self.attrs[key] for key in subgraph_attrs(self.op)]
 
     # Filled by autoloop.compat.v1: ``run(node, feed_dict, session)`` in a Session (TF1's
     # ``tensor.op.run()``). A plugin hook set once at import, like ``Tensor.eval``'s.

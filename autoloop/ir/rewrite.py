@@ -49,8 +49,8 @@ def clone(graph: Graph, value_map: dict | None = None, parent: Graph | None = No
     new._name_counts = dict(graph._name_counts)
     new.tf1_style = graph.tf1_style
     for node in graph.nodes:
-        attrs = {key: clone(attr, value_map, parent=new) if isinstance(attr, Graph) else attr
-                 for key, attr in node.attrs.items()}
+        attrs = dict(node.attrs)
+        attrs.update({key: clone(attrs[key], value_map, parent=new) for key in control_flow.subgraph_attrs(node.op)})
         copy = Node(node.op, tuple(value_map[v] for v in node.inputs), attrs, new, node.name, node.location,
                     tuple_result=node.tuple_result,
                     control_inputs=tuple(node_map[id(n)] for n in node.control_inputs))
@@ -85,10 +85,9 @@ def replace_all_uses(old: Value, new: Value) -> None:
         if id(node) in feeding_new or not any(v is old for v in node.inputs):
             continue
         node.inputs = tuple(new if v is old else v for v in node.inputs)
-        op = control_flow.lookup(node.op)
-        if op is not None:
-            for key in op.subgraphs:
-                _recapture(node.attrs[key], old, new)
+        if control_flow.lookup(node.op) is not None:
+            for sub in node.subgraphs():
+                _recapture(sub, old, new)
             control_flow.sync_captures(node)
     graph.outputs = [new if v is old else v for v in graph.outputs]
     sort_nodes(graph)
@@ -271,8 +270,8 @@ def remove_dead_nodes(graph: Graph) -> None:
         op = control_flow.lookup(node.op)
         if op is None:
             continue
-        for key in op.subgraphs:
-            remove_dead_nodes(node.attrs[key])
+        for sub in node.subgraphs():
+            remove_dead_nodes(sub)
         _drop_unused_captures(node, op)
     graph.nodes = graph.live_nodes()
 
