@@ -36,7 +36,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 def staged_cond(pred, true_fn, false_fn, *, names, name=None, described=None):
     """`cond` for converted code: errors name the user's variables `names`; ``described()``, called once
     both branches are traced, says how a backend's messages name the statement, its paths and its
-    variables (`autoloop.runtime.layout.Statement.described`), kept as the node's ``described``."""
+    variables (`autoloop.runtime.statement.Statement.described`), kept as the node's ``described``."""
     if not callable(true_fn):
         raise TypeError(f"true_fn must be callable, got {true_fn!r}")
     if not callable(false_fn):
