@@ -36,7 +36,7 @@ class ConcreteFunction:
         self._compiled = None
         self._jax_arrays = jax_arrays
         self._run_flat = None
-        self.parameters = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
+        self.parameters: tuple = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
         # Variables whose reads are graph inputs after the arguments' (a trace for eager GradientTapes,
         # `autoloop.autodiff.tape.CallPoints`)
         self.watched_variables: list = []

@@ -10,17 +10,20 @@ variable is on each path, which statement, and the fix.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from autoloop import dtypes, nest
 from autoloop.control_flow.dtype_origin import why_dtype
 from autoloop.errors import BranchTypeError, LoopVariableTypeError
 from autoloop.runtime.layout import same_value
 from autoloop.runtime.specs import kind_name
+from autoloop.runtime.statement import Statement
 from autoloop.runtime.undefined import MaybeUndefined
 from autoloop.runtime.values import is_python_scalar
 from autoloop.tensor import Tensor
 
 
-def no_fit(statement, layout, misfit):
+def no_fit(statement: Statement, layout, misfit) -> NoReturn:
     """The error for a layout that planning cannot widen any further to fit `misfit`."""
     slot = layout.slots[misfit.position]
     statement.fail(ValueError(
@@ -28,7 +31,7 @@ def no_fit(statement, layout, misfit):
         f"cannot carry: {misfit.reason}"))
 
 
-def changed_containers(name, outcomes, copies, statement):
+def changed_containers(name, outcomes, copies, statement: Statement) -> None:
     for label, value in outcomes:
         original = copies.original(value)
         if original is None or same_value(value, original):
@@ -43,35 +46,35 @@ def changed_containers(name, outcomes, copies, statement):
             f"outside the {statement.what}, or use tensors (a TensorArray) for what changes"))
 
 
-def list_on_some_paths(name, label, value, statement):
+def list_on_some_paths(name, label, value, statement: Statement) -> NoReturn:
     statement.fail(ValueError(
         f"'{name}' is {kind_name(value)} {label} and a list appended to on another path of "
         f"{statement}; graph control flow carries a list only when every path leaves a list in "
         f"it: assign '{name}' a list before the {statement.what}"))
 
 
-def list_item(name, label, item, statement):
+def list_item(name, label, item, statement: Statement) -> NoReturn:
     statement.fail(TypeError(
         f"'{name}' is a list that {statement} appends to, so it becomes a list of tensors, "
         f"but it holds {kind_name(item)} {label}; only tensors and numbers can be appended "
         f"in graph control flow"))
 
 
-def list_shapes(name, first, other, statement):
+def list_shapes(name, first, other, statement: Statement) -> NoReturn:
     statement.fail(ValueError(
         f"'{name}' is a list that {statement} appends to, so it becomes a list of tensors of "
         f"one shape, but it holds items of shapes {first} and {other}; graph control flow "
         f"cannot carry a list of differently shaped items"))
 
 
-def list_dtypes(name, statement):
+def list_dtypes(name, statement: Statement) -> NoReturn:
     error_type = LoopVariableTypeError if statement.is_loop else BranchTypeError
     statement.fail(error_type(
         f"'{name}' is a list that {statement} appends items of different dtypes to; a list built in "
         f"graph control flow holds one dtype: cast the items (autoloop.cast)"))
 
 
-def mixed_kinds(name, outcomes, others, statement):
+def mixed_kinds(name, outcomes, others, statement: Statement) -> NoReturn:
     odd_label, odd = others[0] if others else outcomes[0]
     rest = [(label, v) for label, v in outcomes if v is not odd]
     other_label, other = rest[0] if rest else (odd_label, odd)
@@ -90,7 +93,7 @@ def mixed_kinds(name, outcomes, others, statement):
         f"so the graph {'loop' if statement.is_loop else 'cond'} cannot learn one dtype for it; {hint}"))
 
 
-def mixed_dtypes(name, entry, defined, statement, error):
+def mixed_dtypes(name, entry, defined, statement: Statement, error) -> NoReturn:
     subject = statement.subject(name)
     every = "every return" if subject == "the return value" else "every path"
     if error.structures is not None:

@@ -7,6 +7,8 @@ source map turns those into the user's ``(file, line)``.
 from __future__ import annotations
 
 import sys
+from types import FrameType
+from typing import NoReturn
 
 from autoloop import source_map
 from autoloop.errors import raise_at
@@ -14,7 +16,7 @@ from autoloop.errors import raise_at
 
 def caller_location(depth: int = 2):
     """The user's ``(file, line)`` of the nearest generated-code frame above us."""
-    frame = sys._getframe(depth)
+    frame: FrameType | None = sys._getframe(depth)
     while frame is not None:
         filename = frame.f_code.co_filename
         if source_map.is_generated(filename):
@@ -23,15 +25,10 @@ def caller_location(depth: int = 2):
     return None
 
 
-def traceback_location(traceback):
-    """The user's ``(file, line)`` of the innermost generated-code frame of `traceback`, or None."""
-    return source_map.innermost_location(traceback)
-
-
 def describe(location) -> str:
     return f"{location[0]}, line {location[1]}" if location else "unknown location"
 
 
-def raise_from_user(error, location):
+def raise_from_user(error: BaseException, location) -> NoReturn:
     """Raise `error` from a frame at the user's line (plainly if unknown)."""
     raise_at(error, location)

@@ -10,6 +10,7 @@ there), and how a variable is named (``'y'``, or ``the return value``).
 from __future__ import annotations
 
 import dataclasses
+from typing import NoReturn
 
 from autoloop.errors import stopping_conversion
 from autoloop.runtime.layout import FIXED, MAYBE
@@ -70,6 +71,7 @@ class Statement:
                                        for slot in layout.slots if slot.kind != FIXED}
 
     def _jumps(self) -> str:
+        assert self.guard is not None  # only a guard's messages speak of jumps
         jump, lines = self.guard[:2]
         if not lines:
             return f"a {jump}"
@@ -86,5 +88,5 @@ class Statement:
     def is_loop(self) -> bool:
         return self.what.endswith("loop")
 
-    def fail(self, error):
+    def fail(self, error: BaseException) -> NoReturn:
         raise_from_user(stopping_conversion(error), self.location)
