@@ -362,7 +362,7 @@ def check_signature(signature, args, fn) -> tuple:
     if len(args) != len(signature):
         raise TypeError(f"{name}() has input_signature of {len(signature)} tensors but was "
                         f"called with {len(args)} arguments")
-    checked = []
+    checked: list = []
     for position, (spec, arg) in enumerate(zip(signature, args)):
         if isinstance(arg, TensorSpec):
             checked.append(arg)

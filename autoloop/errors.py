@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
-from typing import NoReturn
+from typing import NoReturn, TypeVar
+
+_Error = TypeVar("_Error", bound=BaseException)
 
 
 class AutoloopError(Exception):
@@ -68,7 +70,7 @@ class BackendError(AutoloopError, NotImplementedError):
     location: tuple | None = None  # the user's (file, line), where it is raised from
 
 
-def stopping_conversion(error: BaseException) -> BaseException:
+def stopping_conversion(error: _Error) -> _Error:
     """`error`, marked as one that stops converting or tracing (a documented limitation).
 
     The runtime then never holds it back, and an error a ``finally`` block

@@ -66,6 +66,9 @@ def stub_text() -> str:
     for module in sorted(by_module):
         imported = sorted(by_module[module], key=lambda item: item.rpartition(" as ")[2])
         lines.append(f"from {module} import (\n" + "".join(f"    {item},\n" for item in imported) + ")")
+    # What a type checker takes as exported: a stub re-exports ``x as x`` only, not ``print_ as print``.
+    names = sorted(item.rpartition(" as ")[2] for items in by_module.values() for item in items)
+    lines.append("\n__all__ = [\n" + "".join(f'    "{name}",\n' for name in names) + "]")
     return "\n".join(lines) + "\n"
 
 

@@ -171,7 +171,8 @@ def join(op_name: str, **groups) -> tuple[list, dict]:
     unknown = set(groups) - {group.name for group in op.operands}
     if unknown:
         raise ValueError(f"{op_name} has no operand group {sorted(unknown)}")
-    inputs, sizes = [], {}
+    inputs: list = []
+    sizes: dict[str, int] = {}
     for group in op.operands:
         items = list(groups.get(group.name, ()))
         if isinstance(group.size, int):

@@ -11,6 +11,8 @@ running total goes from the end.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import functools
 
 import numpy as np
@@ -101,7 +103,7 @@ register(OpDef("Cumprod", kernel=_cumulative_kernel(np.cumprod, 1), infer=_cumul
                kernels={"jax": "autoloop.backends.jax.kernels.reductions:cumprod"}))
 
 
-def _cumulative_fn(op_name, public_name, what):
+def _cumulative_fn(op_name, public_name, what) -> Callable[..., Tensor]:
     def fn(x, axis=0, exclusive=False, reverse=False, name=None):
         x = convert(x)
         attrs = {"axis": static_axis(axis, x, op_name), "exclusive": bool(exclusive), "reverse": bool(reverse)}

@@ -26,6 +26,7 @@ from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.shape_ops import expand_dims, reshape, squeeze, transpose
 from autoloop.ops.static_args import static_int, static_ints
 from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
 
 PRODUCT_DTYPES = infer.FLOATS + infer.INTEGERS
 
@@ -39,7 +40,7 @@ def _swap_last_two(x, what: str):
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None) -> Tensor:
     """The matrix product of `a` and `b` (batched over leading axes, as ``a @ b``).
 
     `transpose_a`/`adjoint_a` (the same for real dtypes) use the transpose of
@@ -219,7 +220,7 @@ register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer, gradient=_e
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:einsum"}))
 
 
-def einsum(equation, *inputs, name=None, **kwargs):
+def einsum(equation, *inputs, name=None, **kwargs) -> Tensor:
     """The Einstein summation `equation` over `inputs` (numpy's and TensorFlow's notation).
 
     Labels are letters; ``...`` broadcasts; without ``->`` the output holds

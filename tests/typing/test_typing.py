@@ -34,8 +34,9 @@ def test_the_public_stub_is_current_and_names_exactly_the_public_names():
     # A name added to autoloop/__init__.py's _PUBLIC (or a new op) needs `python scripts/public_stub.py`.
     public_stub = _load(ROOT / "scripts" / "public_stub.py", "public_stub")
     assert public_stub.STUB.read_text() == public_stub.stub_text(), "run: python scripts/public_stub.py"
-    stubbed = set(re.findall(r" as (\w+),\n", public_stub.STUB.read_text()))
-    assert stubbed == {name for name in dir(autoloop) if not name.startswith("_")}
+    public = {name for name in dir(autoloop) if not name.startswith("_")}
+    assert set(re.findall(r" as (\w+),\n", public_stub.STUB.read_text())) == public
+    assert set(re.findall(r'^    "(\w+)",$', public_stub.STUB.read_text(), re.MULTILINE)) == public  # __all__
 
 
 def test_the_typed_user_program_runs():

@@ -54,6 +54,10 @@ def main() -> dict[str, object]:
     assert_type(-x[0], Tensor)
     assert_type(x.shape, autoloop.TensorShape)
     assert_type(x.dtype, autoloop.DType)
+    assert_type(autoloop.add(x, 1), Tensor)
+    assert_type(autoloop.reshape(autoloop.matmul([[1.0]], [[2.0]]), [1]), Tensor)
+    assert_type(autoloop.cast(x > 1, autoloop.bool), Tensor)
+    autoloop.print("printed", x, output_stream=sys.stdout)
     _, total = autoloop.while_loop(lambda i, t: i < 3, lambda i, t: (i + 1, t + i), (0, 0),
                                    maximum_iterations=10)
     picked = autoloop.cond(x[0] > 0, lambda: x, lambda: -x)
