@@ -102,7 +102,7 @@ def _while_connections(node, memo) -> list[frozenset]:
 
 
 def _cond_connections(node, memo) -> list[frozenset]:
-    result = [set() for _ in node.outputs]
+    result: list[set] = [set() for _ in node.outputs]
     for key, group in (("true_graph", "true_captures"), ("false_graph", "false_captures")):
         start = group_start(node, group)
         for j, inputs in enumerate(graph_connections(node.attrs[key], memo)):

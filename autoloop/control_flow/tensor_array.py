@@ -28,6 +28,7 @@ from autoloop.control_flow.gradient_elements import grad_gather, grad_init, grad
 from autoloop.ops.gradient_support import row_shape, shape_int32
 from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
+from autoloop.tensor import Tensor
 
 
 # -- kernels -------------------------------------------------------------------
@@ -274,15 +275,15 @@ class TensorArray(CompositeTensor):
         flow = apply("TensorListWrite", [self.flow, _index(index), value])
         return self._with_flow(flow, shape)
 
-    def read(self, index, name=None):
+    def read(self, index, name=None) -> Tensor:
         """The element at `index` (zeros if never written and its shape is known)."""
         return apply("TensorListRead", [self.flow, _index(index)], self._element_attrs())
 
-    def stack(self, name=None):
+    def stack(self, name=None) -> Tensor:
         """All elements stacked along a new axis 0."""
         return apply("TensorListStack", [self.flow], self._element_attrs())
 
-    def gather(self, indices, name=None):
+    def gather(self, indices, name=None) -> Tensor:
         """The elements at `indices`, stacked."""
         indices = convert(indices, dtypes.int32 if isinstance(indices, list | tuple) else None)
         return apply("TensorListGather", [self.flow, indices], self._element_attrs())
@@ -302,7 +303,7 @@ class TensorArray(CompositeTensor):
         shape = self._merge_element_shape(value.shape[1:], "unstack")
         return self._with_flow(apply("TensorListUnstack", [self.flow, value]), shape)
 
-    def concat(self, name=None):
+    def concat(self, name=None) -> Tensor:
         """All elements joined along their axis 0 (their first dimensions may differ)."""
         return apply("TensorListConcat", [self.flow], self._element_attrs())
 
@@ -323,7 +324,7 @@ class TensorArray(CompositeTensor):
         """Accepted for TensorFlow compatibility; does nothing (the array is freed with its last reference)."""
         return None
 
-    def size(self, name=None):
+    def size(self, name=None) -> Tensor:
         """The number of elements, as an int32 scalar tensor."""
         return apply("TensorListSize", [self.flow])
 

@@ -63,7 +63,7 @@ def cells_of(graph) -> list:
 
     A traced function captures an eager variable as a constant holding its cell.
     """
-    cells = {}
+    cells: dict = {}
     for node in graph.walk():
         if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
             cells.setdefault(node.attrs["value"], None)

@@ -43,6 +43,7 @@ def test_the_typed_user_program_runs():
     results = _load(HERE / "user_program.py", "user_program").main()
     assert results["sum_squares"] == 14 and results["total"] == 3
     np.testing.assert_allclose(results["halved"], [0.75])
+    np.testing.assert_allclose(results["squares"], [0.0, 1.0, 4.0])
     np.testing.assert_allclose(results["gradient"], [[1.0] * 3, [2.0] * 3])
     assert "while_stmt" in results["code"]
 

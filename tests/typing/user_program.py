@@ -62,6 +62,10 @@ def main() -> dict[str, object]:
                                    maximum_iterations=10)
     picked = autoloop.cond(x[0] > 0, lambda: x, lambda: -x)
     doubled = autoloop.map_fn(lambda row: row * 2, autoloop.constant([[1.0], [2.0]]))
+    squares = autoloop.TensorArray(autoloop.float32, size=3)
+    for k in range(3):
+        squares = squares.write(k, float(k * k))
+    assert_type(squares.stack(), Tensor)
     layer = Dense(3)
     with autoloop.GradientTape() as tape:
         y = autoloop.reduce_sum(layer(autoloop.constant([[1.0, 2.0]])))
@@ -72,4 +76,4 @@ def main() -> dict[str, object]:
     assert_type(concrete, autoloop.ConcreteFunction)
     return {"sum_squares": sum_squares(autoloop.constant(4)).numpy(), "total": total.numpy(),
             "halved": halve_until_small(autoloop.constant([3.0])).numpy(), "picked": picked.numpy(),
-            "doubled": doubled.numpy(), "gradient": gradient.numpy(), "code": autoloop.to_code(halve_until_small)}
+            "doubled": doubled.numpy(), "squares": squares.stack().numpy(), "gradient": gradient.numpy(), "code": autoloop.to_code(halve_until_small)}

@@ -147,7 +147,8 @@ class Layouts:
         nodes = [n for n in graph.walk() if n.op in ("StackPush", "StackGet")]
         joined = True
         while joined:
-            joined, element_of = False, {}
+            joined = False
+            element_of: dict = {}
             for node in nodes:
                 element = node.inputs[2] if node.op == "StackPush" else node.outputs[0]
                 if element.dtype is not dtypes.variant:
