@@ -81,10 +81,6 @@ class Statement:
         return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"
 
     @property
-    def location_text(self) -> str:
-        return describe(self.location)
-
-    @property
     def is_loop(self) -> bool:
         return self.what.endswith("loop")
 
