@@ -16,6 +16,8 @@ TensorArray ops have no effects and need no ordering edges. As in TensorFlow
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autoloop import dtypes
@@ -217,8 +219,9 @@ class TensorArray(CompositeTensor):
     accepted for TensorFlow compatibility; reads never clear (as in TF2).
     """
 
-    def __init__(self, dtype, size=0, dynamic_size=False, clear_after_read=True, element_shape=None,
-                 infer_shape=True, name=None, flow=None):
+    def __init__(self, dtype: dtypes.DTypeLike, size: Any = 0, dynamic_size: bool = False,
+                 clear_after_read: bool = True, element_shape: Any = None, infer_shape: bool = True,
+                 name: str | None = None, flow: Any = None):
         self.dtype = dtypes.as_dtype(dtype)
         self.dynamic_size = bool(dynamic_size)
         self.clear_after_read = clear_after_read

@@ -50,7 +50,7 @@ def _spec_item(item, dynamic: list):
     raise TypeError(f"unsupported index {item!r}: use ints, slices, ..., None or scalar int tensors")
 
 
-def slice_tensor(x, key):
+def slice_tensor(x, key) -> Tensor:
     """``x[key]`` with numpy basic-indexing semantics."""
     x = convert(x)
     key = key if isinstance(key, tuple) else (key,)

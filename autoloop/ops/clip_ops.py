@@ -64,7 +64,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:
     return apply("ClipByValue", [t, *bounds], name=name or "clip_by_value")
 
 
-def clip_by_norm(t, clip_norm, axes=None, name=None):
+def clip_by_norm(t, clip_norm, axes=None, name=None) -> Tensor:
     """`t` scaled so that its L2 norm (over `axes`, all by default) is at most `clip_norm`, as TensorFlow's:
     ``t * clip_norm / maximum(norm, clip_norm)``, a zero norm giving `t` back (and a gradient, not NaN).
     Composed of autoloop ops, so its gradient is theirs.

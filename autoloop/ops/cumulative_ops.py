@@ -40,7 +40,7 @@ register(OpDef("AddN", kernel=_add_n_kernel, infer=_add_n_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.reductions:add_n"}))
 
 
-def add_n(inputs, name=None):
+def add_n(inputs, name=None) -> Tensor:
     """The element-wise sum of the tensors `inputs`, all of one shape and dtype.
 
         >>> add_n([constant([1, 2]), constant([10, 20]), [100, 200]]).numpy()

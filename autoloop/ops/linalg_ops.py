@@ -85,7 +85,7 @@ register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer, gradient=NOT_DIFFERE
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:eye"}))
 
 
-def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None) -> Tensor:
     """Identity matrices: ones on the diagonal, shape ``batch_shape + [num_rows, num_columns]``.
 
     Sizes must be known while tracing (Python ints or constant tensors).
@@ -238,7 +238,7 @@ def einsum(equation, *inputs, name=None, **kwargs) -> Tensor:
     return apply("Einsum", tensors, {"equation": equation.replace(" ", "")}, name=name)
 
 
-def tensordot(a, b, axes, name=None):
+def tensordot(a, b, axes, name=None) -> Tensor:
     """The sum of products of `a` and `b` over the axes `axes` names.
 
     `axes` is an int N (the last N axes of `a` with the first N of `b`) or a
@@ -280,7 +280,7 @@ def _contracted_axes(axes, rank_a: int, rank_b: int):
 
 
 # -- norm ----------------------------------------------------------------------------------
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor:
     """A vector or matrix norm of `tensor` (floats), as ``tf.norm``.
 
     `axis` None: the whole tensor as one vector; an int: vector norms along

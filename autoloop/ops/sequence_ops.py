@@ -103,7 +103,7 @@ register(OpDef("SearchSorted", kernel=_search_kernel, infer=_search_infer, gradi
                kernels={"jax": "autoloop.backends.jax.kernels.sequences:searchsorted"}))
 
 
-def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None):
+def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None) -> Tensor:
     """Where each of `values` would go in `sorted_sequence` (searched along the last axis) to keep it sorted.
 
     ``side="left"`` gives the first such place, ``"right"`` the last. Leading

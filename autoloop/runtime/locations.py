@@ -7,7 +7,6 @@ source map turns those into the user's ``(file, line)``.
 from __future__ import annotations
 
 import sys
-from types import FrameType
 from typing import NoReturn
 
 from autoloop import source_map
@@ -16,13 +15,7 @@ from autoloop.errors import raise_at
 
 def caller_location(depth: int = 2):
     """The user's ``(file, line)`` of the nearest generated-code frame above us."""
-    frame: FrameType | None = sys._getframe(depth)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if source_map.is_generated(filename):
-            return source_map.lookup(filename, frame.f_lineno)
-        frame = frame.f_back
-    return None
+    return source_map.stack_location(sys._getframe(depth), generated_only=True)
 
 
 def describe(location) -> str:
