@@ -8,6 +8,8 @@ parts, an appended Python list as a list.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autoloop import dtypes, nest, signatures
@@ -117,7 +119,7 @@ class ConcreteFunction:
             position += count
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run on the traced function's arguments; only tensors and arrays are fed.
 
         Keyword arguments name the traced function's parameters, as in
