@@ -160,6 +160,16 @@ def split(node, items) -> Operands:
     return groups
 
 
+def group_start(node, group_name: str) -> int:
+    """The position among `node`'s inputs where its operand group `group_name` starts."""
+    position = 0
+    for group in _REGISTRY[node.op].operands:
+        if group.name == group_name:
+            return position
+        position += group.size_of(node.attrs)
+    raise KeyError(group_name)
+
+
 def join(op_name: str, **groups) -> tuple[list, dict]:
     """Inputs and size attrs for a node of `op_name` with the given groups.
 
