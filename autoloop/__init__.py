@@ -6,7 +6,9 @@ other name is loaded the first time it is used (PEP 562's module
 ``__getattr__``), together with the op library, so that a script that only
 imports autoloop (the command line's ``--help``, a library that imports it
 to check types) starts fast. ``dir(autoloop)`` and tab completion show the
-public names, not the modules that implement them.
+public names, not the modules that implement them. Type checkers read the
+names from ``__init__.pyi`` (``python scripts/public_stub.py`` writes it
+after a name is added here).
 """
 
 from autoloop.dtypes import (  # noqa: A004 - bool shadows the builtin on purpose, as tf.bool does

@@ -37,6 +37,7 @@ import enum
 import inspect
 import sys
 import types
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ from autoloop.tensor import Tensor, eager, to_numpy_value
 class TensorSpec:
     """A shape and dtype template: ``TensorSpec([None, 3], float32)``."""
 
-    def __init__(self, shape, dtype=dtypes.float32, name=None):
+    def __init__(self, shape: Any, dtype: dtypes.DTypeLike = dtypes.float32, name: str | None = None):
         self.shape = as_shape(shape)
         self.dtype = dtypes.as_dtype(dtype)
         self.name = name
@@ -363,7 +364,7 @@ def check_signature(signature, args, fn) -> tuple:
     if len(args) != len(signature):
         raise TypeError(f"{name}() has input_signature of {len(signature)} tensors but was "
                         f"called with {len(args)} arguments")
-    checked = []
+    checked: list = []
     for position, (spec, arg) in enumerate(zip(signature, args)):
         if isinstance(arg, TensorSpec):
             checked.append(arg)

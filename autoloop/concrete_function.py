@@ -8,6 +8,8 @@ parts, an appended Python list as a list.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autoloop import dtypes, nest, signatures
@@ -36,7 +38,7 @@ class ConcreteFunction:
         self._compiled = None
         self._jax_arrays = jax_arrays
         self._run_flat = None
-        self.parameters = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
+        self.parameters: tuple = ()  # the trace's `autoloop.signatures.Parameter`s, set by the Function that traced it
         # Variables whose reads are graph inputs after the arguments' (a trace for eager GradientTapes,
         # `autoloop.autodiff.tape.CallPoints`)
         self.watched_variables: list = []
@@ -117,7 +119,7 @@ class ConcreteFunction:
             position += count
         return nest.pack_sequence_as(self._structured_outputs, leaves)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run on the traced function's arguments; only tensors and arrays are fed.
 
         Keyword arguments name the traced function's parameters, as in

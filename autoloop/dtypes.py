@@ -15,6 +15,7 @@ dtype. ``variant`` is internal: the type of a TensorArray's list value.
 from __future__ import annotations
 
 import builtins
+from typing import Union
 
 import numpy as np
 
@@ -111,7 +112,10 @@ _BY_NUMPY = {d._np: d for d in SUPPORTED}
 from_numpy = _BY_NUMPY.get
 
 
-def as_dtype(value) -> DType:
+DTypeLike = Union[DType, str, type, np.dtype]  # what `as_dtype` accepts: autoloop.float32, "float32", np.float32
+
+
+def as_dtype(value: DTypeLike) -> DType:
     """The DType named by `value`: a DType, its name, a numpy dtype or type.
 
     Raises TypeError for anything else, naming the supported types.

@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
+from typing import NoReturn, TypeVar
+
+_Error = TypeVar("_Error", bound=BaseException)
 
 
 class AutoloopError(Exception):
@@ -64,14 +67,16 @@ class BackendError(AutoloopError, NotImplementedError):
     """A graph asks for what the chosen backend cannot compile (XLA: a shape that changes in a loop,
     a list that grows without a bound); raised while tracing, naming the user's line and the fix."""
 
+    location: tuple | None = None  # the user's (file, line), where it is raised from
 
-def stopping_conversion(error: BaseException) -> BaseException:
+
+def stopping_conversion(error: _Error) -> _Error:
     """`error`, marked as one that stops converting or tracing (a documented limitation).
 
     The runtime then never holds it back, and an error a ``finally`` block
     of the user's raises while it propagates does not hide it.
     """
-    error.__autoloop_stops_conversion__ = True
+    error.__autoloop_stops_conversion__ = True  # type: ignore[attr-defined]  # a mark of our own
     return error
 
 
@@ -80,7 +85,7 @@ def stops_conversion(error) -> bool:
     return isinstance(error, AutoloopError) or getattr(error, "__autoloop_stops_conversion__", False)
 
 
-def raise_at(error: BaseException, location):
+def raise_at(error: BaseException, location) -> NoReturn:  # type: ignore[misc]  # the exec raises
     """Raise `error` from a frame that shows the user's ``(file, line)``.
 
     The traceback then ends in ``File "<user file>", line N, in <function>``:
@@ -98,7 +103,7 @@ def raise_at(error: BaseException, location):
     try:
         exec(code, {"__autoloop_error__": error, "E": error})
     finally:
-        error = None  # no reference cycle through this frame
+        del error  # no reference cycle through this frame
 
 
 def _raising_source(filename: str, lineno: int) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+from typing import Any
 
 from autoloop import source_map
 from autoloop.errors import raise_at
 
 
-def set_loop_options(shape_invariants=None, maximum_iterations=None, parallel_iterations=None,
-                     swap_memory=None, checkpoint=None, capacity=None):
+def set_loop_options(shape_invariants: Any = None, maximum_iterations: Any = None, parallel_iterations: int | None = None,
+                     swap_memory: bool | None = None, checkpoint: Any = None, capacity: int | None = None) -> None:
     """Options for the loop whose body this call starts (in converted code).
 
     As the first statement of a loop body, the compiler moves the call's

@@ -41,7 +41,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Module:
     """Base class of models and layers: `variables`, `trainable_variables`, `submodules`, `name_scope`."""
 
-    def __init__(self, name=None):
+    def __init__(self, name: str | None = None):
         if name is None:
             name = _snake_case(type(self).__name__)
         elif not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -60,21 +60,21 @@ class Module:
         return ModuleScope(self._scope_name)
 
     @property
-    def variables(self) -> tuple:
+    def variables(self) -> tuple[Variable, ...]:
         """Every `Variable` of this module and its sub-modules (see the module docstring for the order)."""
         return tuple(_owned(self, lambda v: isinstance(v, Variable)))
 
     @property
-    def trainable_variables(self) -> tuple:
+    def trainable_variables(self) -> tuple[Variable, ...]:
         """The variables made with ``trainable=True``."""
         return tuple(_owned(self, lambda v: isinstance(v, Variable) and v.trainable))
 
     @property
-    def non_trainable_variables(self) -> tuple:
+    def non_trainable_variables(self) -> tuple[Variable, ...]:
         return tuple(_owned(self, lambda v: isinstance(v, Variable) and not v.trainable))
 
     @property
-    def submodules(self) -> tuple:
+    def submodules(self) -> tuple[Module, ...]:
         """Every `Module` this one holds, at any depth (itself excluded)."""
         return tuple(_owned(self, lambda v: isinstance(v, Module)))
 
@@ -93,7 +93,7 @@ class ModuleScope:
 
     def __init__(self, name: str):
         self.name = f"{name}/"
-        self._blocks = []
+        self._blocks: list = []
 
     def __enter__(self):
         variables = variable_name_scope(self.name[:-1])
@@ -113,7 +113,7 @@ class ModuleScope:
 def _owned(module: Module, wanted) -> list:
     """The objects `wanted` accepts among what `module` holds; see the module docstring."""
     seen = {id(module)}
-    found = []
+    found: list = []
     _search(module, wanted, seen, found, [id(module)])
     return found
 

@@ -13,13 +13,16 @@ and ``[11, 17]`` are incompatible.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TensorShape:
     """An immutable, possibly partial shape."""
 
     __slots__ = ("_dims",)
+    _dims: tuple[int | None, ...] | None  # None: unknown rank
 
-    def __init__(self, dims=None):
+    def __init__(self, dims: Any = None):
         if isinstance(dims, TensorShape):
             dims = dims._dims
         if dims is None:

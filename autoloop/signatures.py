@@ -44,7 +44,7 @@ def parameters(signature: inspect.Signature | None, args, kwargs) -> tuple:
         bound = signature.bind(*args, **kwargs) if signature is not None else None
     except TypeError:  # a signature that does not describe the call (a callable object's wrapper)
         bound = None
-    if bound is None:  # its arguments by position and keyword
+    if bound is None or signature is None:  # its arguments by position and keyword
         return (tuple(Parameter(f"arg_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args))
                 + tuple(Parameter(k, "KEYWORD_ONLY", v) for k, v in kwargs.items()))
     kinds = {p.name: p.kind for p in signature.parameters.values()}

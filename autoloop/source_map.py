@@ -64,6 +64,25 @@ def user_frame(frame):
     return None
 
 
+def stack_location(frame, generated_only=False):
+    """The user's ``(file, line)`` of the innermost frame, from `frame` outwards, that runs code generated
+    from theirs (mapped back) or, unless `generated_only`, their own code (not autoloop's); None if none.
+
+    With `generated_only` (the runtime, called by converted code) the first generated frame answers,
+    even with None; otherwise a generated line the map does not know is passed over.
+    """
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_generated(filename):
+            location = lookup(filename, frame.f_lineno)
+            if location is not None or generated_only:
+                return location
+        elif not generated_only and not filename.startswith((_PACKAGE_DIR, "<frozen")):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def innermost_location(traceback, user_files=False, stop=None):
     """The user's ``(file, line)`` of the innermost frame of `traceback` that runs generated code (mapped
     back), or with `user_files` also of the user's own files (`is_user_file`); None if there is none.

@@ -49,7 +49,8 @@ def filter_traceback(error: BaseException) -> BaseException:
     """
     if not filtering_enabled():
         return error
-    seen, pending = set(), [error]
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
     while pending:
         current = pending.pop()
         if current is None or id(current) in seen:

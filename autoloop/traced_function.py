@@ -31,6 +31,7 @@ import functools
 import sys
 import threading
 import warnings
+from typing import Any, Callable, Sequence, overload
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from autoloop.arguments import (check_signature, defaults_are_python, input_name
                                 short_key, signature_of)
 from autoloop.autodiff import function_calls, tape
 from autoloop.autograph.features import check_features
-from autoloop.backends import check_backend
+from autoloop.backends import BackendName, check_backend
 from autoloop.concrete_function import AppendedList, ConcreteFunction
 from autoloop.control_flow.composite import CompositeTensor
 from autoloop.ir import context, rewrite
@@ -66,8 +67,9 @@ class Function:
     # loop over large arrays finds little of itself in the caches); the rest stays in __dict__.
     __slots__ = ("_fast_runs", "_device_array_types", "_tracing_calls_in_a_row", "__dict__", "__weakref__")
 
-    def __init__(self, python_function, autograph=True, input_signature=None, reduce_retracing=False,
-                 backend="numpy", jax_arrays=False):
+    def __init__(self, python_function: Callable[..., Any], autograph: bool = True,
+                 input_signature: Sequence[Any] | None = None, reduce_retracing: bool = False,
+                 backend: BackendName = "numpy", jax_arrays: bool = False):
         if not callable(python_function):
             raise TypeError(f"function() needs a callable, got {python_function!r}")
         self._backend = check_backend(backend)
@@ -100,7 +102,7 @@ class Function:
         functools.update_wrapper(self, python_function, updated=())
 
     # -- methods: bind self like a plain function would --------------------
-    def __get__(self, instance, owner=None):
+    def __get__(self, instance: Any, owner: Any = None) -> Function:
         if instance is None:
             return self
         bound = _BoundFunctions.get(self, instance)
@@ -116,7 +118,7 @@ class Function:
             self._converted = convert(self.python_function)
         return self._converted
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
                 if context.current_graph() is not None:
@@ -146,7 +148,7 @@ class Function:
                         return run_flat(arrays)
             concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
             if fast_key is not None:
-                fast_runs[fast_key] = concrete.run_flat
+                fast_runs[fast_key] = concrete.run_flat  # type: ignore[index]  # a fast key implies fast_runs
             elif self.backend == "jax" and not kwargs:
                 self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
             return concrete.run_flat(arrays)
@@ -183,7 +185,7 @@ class Function:
                     concrete.__dict__["_watching"] = watching
         return watching or None
 
-    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(spec for spec in self.input_signature)
@@ -192,7 +194,7 @@ class Function:
         except Exception as error:
             raise tracebacks.filter_traceback(error)
 
-    def pretty_printed_concrete_signatures(self, verbose=True) -> str:
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
         """The signature of each concrete function traced so far, as TensorFlow prints them, one block
         each (`autoloop.signatures`)."""
         return "\n\n".join(concrete.pretty_printed_signature(verbose) for concrete in list(self._traces.values()))
@@ -349,8 +351,25 @@ class _BoundFunctions:
                         function.jax_arrays)
 
 
-def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=False, backend="numpy",
-             jax_arrays=False, jit_compile=None, experimental_relax_shapes=None, experimental_autograph_options=None):
+@overload
+def function(fn: Callable[..., Any], *, autograph: bool = True, input_signature: Sequence[Any] | None = None,
+             reduce_retracing: bool = False, backend: BackendName = "numpy", jax_arrays: bool = False,
+             jit_compile: bool | None = None, experimental_relax_shapes: bool | None = None,
+             experimental_autograph_options: Any = None) -> Function: ...
+
+
+@overload
+def function(fn: None = None, *, autograph: bool = True, input_signature: Sequence[Any] | None = None,
+             reduce_retracing: bool = False, backend: BackendName = "numpy", jax_arrays: bool = False,
+             jit_compile: bool | None = None, experimental_relax_shapes: bool | None = None,
+             experimental_autograph_options: Any = None) -> Callable[[Callable[..., Any]], Function]: ...
+
+
+def function(fn: Callable[..., Any] | None = None, *, autograph: bool = True,
+             input_signature: Sequence[Any] | None = None, reduce_retracing: bool = False,
+             backend: BackendName = "numpy", jax_arrays: bool = False, jit_compile: bool | None = None,
+             experimental_relax_shapes: bool | None = None,
+             experimental_autograph_options: Any = None) -> Function | Callable[[Callable[..., Any]], Function]:
     """Decorator (with or without arguments) making a `Function`; see the module docstring.
 
     `backend` is where its graphs run: ``"numpy"`` (the default) or ``"jax"``
@@ -368,7 +387,7 @@ def function(fn=None, *, autograph=True, input_signature=None, reduce_retracing=
     reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
     check_features(experimental_autograph_options)
 
-    def decorate(python_function):
+    def decorate(python_function: Callable[..., Any]) -> Function:
         return Function(python_function, autograph=autograph, input_signature=input_signature,
                         reduce_retracing=reduce_retracing, backend=backend, jax_arrays=jax_arrays)
     return decorate if fn is None else decorate(fn)

@@ -35,10 +35,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.dtypes import DTypeLike
 from autoloop.autodiff.tape import variable_read
 from autoloop.ir import context
 from autoloop.ops import tensor_methods
@@ -46,10 +48,10 @@ from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.v1_ops import VariableCell, variable_of
 from autoloop.shapes import TensorShape, as_shape
-from autoloop.tensor import Tensor
+from autoloop.tensor import Operators, Tensor
 
 
-class Variable:
+class Variable(Operators):
     """A TF2 variable; see the module docstring.
 
     `initial_value` is a tensor, number, array or a callable giving one;
@@ -64,7 +66,8 @@ class Variable:
             return object.__new__(GraphVariable)
         return object.__new__(cls)
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value: Any = None, trainable: bool = True, name: str | None = None,
+                 dtype: DTypeLike | None = None, shape: Any = None):
         if initial_value is None:
             raise ValueError("Variable: initial_value must be given (a tensor, number, array or a callable "
                              "returning one)")
@@ -130,7 +133,7 @@ class Variable:
         me = self._cell if self._graph is None else self  # how `v1_ops.variable_of` names it
         return [n.outputs[0] for n in graph.walk() if n.op == "ReadVariableOp" and variable_of(n.inputs[0]) is me]
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """The current value, as numpy."""
         if self._graph is not None:
             raise TypeError(f"the variable {self._name!r} belongs to a graph: its value is in a Session; "
@@ -147,16 +150,16 @@ class Variable:
         return self.read_value()
 
     # -- writing ----------------------------------------------------------------------------------
-    def assign(self, value, use_locking=None, name=None, read_value=True):
+    def assign(self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True) -> Any:
         """Set the variable to `value` (its dtype, a compatible shape). Eagerly, as in TensorFlow, the
         variable (an `UnreadVariable`; None with ``read_value=False``); in a graph, the new value."""
         return self._update("AssignVariableOp", value, name or f"{self._name}/Assign", read_value)
 
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True) -> Any:
         """Add `delta` to the variable; returns what `assign` returns."""
         return self._update("AssignAddVariableOp", delta, name or f"{self._name}/AssignAdd", read_value)
 
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True) -> Any:
         """Subtract `delta` from the variable; returns what `assign` returns."""
         return self._update("AssignSubVariableOp", delta, name or f"{self._name}/AssignSub", read_value)
 
@@ -245,11 +248,12 @@ class UnreadVariable(Variable):
 
 
 tensor_methods.install(Variable)  # v + 1, v < n, -v, v[0], ...: each on a fresh read
-Variable.__iter__ = lambda self: iter(self.read_value())
-Variable.__bool__ = lambda self: bool(self.read_value())  # int(v), float(v), bool(v): of its value, as in TF
-Variable.__int__ = lambda self: int(self.read_value())
-Variable.__float__ = lambda self: float(self.read_value())
-Variable.__hash__ = object.__hash__  # comparisons are element-wise; a variable is still a dict key
+Variable.__iter__ = lambda self: iter(self.read_value())  # type: ignore[method-assign, attr-defined]
+# int(v), float(v), bool(v): of its value, as in TF
+Variable.__bool__ = lambda self: bool(self.read_value())  # type: ignore[method-assign, attr-defined]
+Variable.__int__ = lambda self: int(self.read_value())  # type: ignore[method-assign, attr-defined]
+Variable.__float__ = lambda self: float(self.read_value())  # type: ignore[method-assign, attr-defined]
+Variable.__hash__ = object.__hash__  # type: ignore[method-assign]  # comparisons are element-wise; a variable is still a dict key
 
 
 def _hint(value) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+from typing import Any, Callable, TypeVar
 
 from autoloop import nest
 from autoloop.autodiff.replay import inline
@@ -40,6 +41,8 @@ from autoloop.ops.math_ops import identity
 from autoloop.ops.dispatch import apply, convert, graph_value
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.tensor import Tensor
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class GradientFunction:
@@ -116,7 +119,7 @@ register(OpDef("CustomGradient", kernel=_kernel, infer=_infer, gradient=_gradien
                kernels={"jax": _kernel}))
 
 
-def custom_gradient(f=None):
+def custom_gradient(f: Callable[..., Any] | None = None) -> Any:
     """Decorator: `f(*x)` returns ``(y, grad_fn)``; gradients of `y` are ``grad_fn(*upstream)``.
 
     `y` is a tensor or a nested structure of them; ``grad_fn`` takes one
@@ -203,7 +206,7 @@ def _paused_tapes():
         stack[:] = saved + stack
 
 
-def recompute_grad(f):
+def recompute_grad(f: _F) -> _F:
     """`f` whose intermediate values are not kept for the gradient: the backward pass runs `f` again.
 
     ``recompute_grad(f)(*x)`` gives ``f(*x)``; its gradient reruns ``f``

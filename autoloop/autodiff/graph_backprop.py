@@ -16,6 +16,8 @@ the rule builds the backward ops in the graph being built (the current
 
 from __future__ import annotations
 
+from typing import Any
+
 from autoloop import nest
 from autoloop.autodiff import paths
 from autoloop.autodiff.forward_op import GraphOp
@@ -58,7 +60,8 @@ def backprop(graph, ys, grad_ys, xs, residuals, node_filter=None, memo=None) -> 
     return [accumulator.total(x) for x in xs]
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, unconnected_gradients="none"):
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", stop_gradients: Any = None,
+              unconnected_gradients: UnconnectedGradients | str = "none") -> list[Any]:
     """The gradients of the sum of `ys` with respect to each of `xs`, inside a traced function.
 
     `ys` and `xs` are a tensor or a list of tensors of the function being

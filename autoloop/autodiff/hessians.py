@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from autoloop.autodiff.forward import ForwardAccumulator
 from autoloop.autodiff.graph_backprop import tensor_list, graph_gradients
 from autoloop.autodiff.jacobian import UnconnectedGradients, jacobian
@@ -21,8 +23,8 @@ from autoloop.ops.creation_ops import zeros_like
 from autoloop.ops.dispatch import convert
 
 
-def hessians(ys, xs, gate_gradients=False, aggregation_method=None, colocate_gradients_with_ops=False,
-             name="hessians"):
+def hessians(ys: Any, xs: Any, gate_gradients: bool = False, aggregation_method: Any = None,
+             colocate_gradients_with_ops: bool = False, name: str = "hessians") -> list[Any]:
     """The Hessian of ``sum(ys)`` for each of `xs` (a list, as `gradients`); None where `ys` does not
     depend on an x. Inside a traced function; eagerly, nest two `GradientTape`s."""
     graph = context.current_graph()
@@ -30,7 +32,7 @@ def hessians(ys, xs, gate_gradients=False, aggregation_method=None, colocate_gra
         raise RuntimeError("autoloop.hessians is not supported when eager execution is enabled: nest two "
                            "GradientTapes (the outer one's jacobian of the inner one's gradient), or call "
                            "hessians inside an @autoloop.function")
-    results = []
+    results: list[Any] = []
     for x in tensor_list(xs, "xs"):
         (gradient,) = graph_gradients(graph, ys, [x])
         if gradient is None:

@@ -83,7 +83,7 @@ def jacobian(vjp, target, sources, unconnected, parallel_iterations=None) -> lis
         return vjp(reshape(one_hot(i, count, dtype=target.dtype), target_shape))
 
     stacked, connected = rows(count, row, sources, parallel_iterations)
-    results = []
+    results: list = []
     for rows_of, source, linked in zip(stacked, sources, connected):
         if not linked and unconnected is UnconnectedGradients.NONE:
             results.append(None)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from autoloop import dtypes
 from autoloop.autodiff.rules import call_rule, is_differentiable, rule_for
 from autoloop.ir import control_flow
+from autoloop.ir.graph import op_attrs_of
 from autoloop.ir.lazy import resolve
 from autoloop.ops import registry
 from autoloop.ops.creation_ops import zeros_like
@@ -107,7 +108,7 @@ def zero_like(value, reader: str = "forward mode"):
     if node.op.startswith("TensorListGrad"):
         return apply("TensorListGradInit", [])
     if node.op == "StackNew":  # a new empty stack (pushes append in place: never share the primal's)
-        return apply("StackNew", [], {k: v for k, v in node.attrs.items() if not k.startswith("_")})
+        return apply("StackNew", [], op_attrs_of(node.attrs))
     raise NotImplementedError(f"forward mode: {reader} reads a list or stack (made by {node.op}) whose tangent "
                               f"is not known; forward mode does not support that yet")
 

@@ -83,7 +83,7 @@ def _while_connections(node, memo) -> list[frozenset]:
     what any iteration reads: the fixed point of the body's connections."""
     count = node.attrs["num_loop_vars"]
     body = node.attrs["body"]
-    body_captures_start = group_start(node, "body_captures")
+    body_captures_start = control_flow.group_start(node, "body_captures")
     inner = graph_connections(body, memo)
     depends = [frozenset([j]) if is_differentiable(body.inputs[j].dtype) else frozenset() for j in range(count)]
     changed = True
@@ -102,22 +102,13 @@ def _while_connections(node, memo) -> list[frozenset]:
 
 
 def _cond_connections(node, memo) -> list[frozenset]:
-    result = [set() for _ in node.outputs]
+    result: list[set] = [set() for _ in node.outputs]
     for key, group in (("true_graph", "true_captures"), ("false_graph", "false_captures")):
-        start = group_start(node, group)
+        start = control_flow.group_start(node, group)
         for j, inputs in enumerate(graph_connections(node.attrs[key], memo)):
             if is_differentiable(node.outputs[j].dtype):
                 result[j] |= {start + k for k in inputs}
     return [frozenset(r) for r in result]
-
-
-def group_start(node, group_name: str) -> int:
-    position = 0
-    for group in control_flow.lookup(node.op).operands:
-        if group.name == group_name:
-            return position
-        position += group.size_of(node.attrs)
-    raise KeyError(group_name)
 
 
 def _scan_connections(node, memo) -> list[frozenset]:

@@ -20,6 +20,7 @@ import re
 
 from autoloop.ir import context, control_flow, rewrite
 from autoloop.ir.effects import chain_effects, has_effects
+from autoloop.ir.graph import dependencies
 from autoloop.ops.dispatch import graph_value, infer_node
 from autoloop.ops.location import format_location
 from autoloop.ops.v1_ops import updates, variable_of
@@ -33,7 +34,7 @@ def inline(graph, inputs: dict, outputs, captured) -> list:
     gives the Tensor for a captured value. Returns Tensors.
     """
     target = context.current_graph()
-    needed = _needed(graph, outputs)
+    needed = dependencies([v.node for v in outputs], ordering=False)  # effects are not replayed
     values: dict = {}
 
     def value_of(value):
@@ -67,19 +68,6 @@ def _inferred(node) -> list:
     """``(dtype, shape)`` per output of `node`, by its op's rule, from its inputs as they are now."""
     declared = control_flow.lookup(node.op)
     return declared.infer(node) if declared is not None else infer_node(node)
-
-
-def _needed(graph, outputs) -> set:
-    """Ids of the nodes `outputs` need (data edges only: effects are not replayed)."""
-    needed: set = set()
-    stack = [v.node for v in outputs]
-    while stack:
-        node = stack.pop()
-        if id(node) in needed:
-            continue
-        needed.add(id(node))
-        stack.extend(v.node for v in node.inputs)
-    return needed
 
 
 def _copy_subgraph(sub, values, value_of, target):

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -60,7 +61,7 @@ from autoloop.tensor import Tensor
 class GradientTape:
     """Records operations for reverse-mode differentiation; see the module docstring."""
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self._graph = None  # the graph traced inside the block, or None eagerly
@@ -75,14 +76,14 @@ class GradientTape:
         self._partly_known: set = set()  # traced: variables read whose shape is partly known
 
     # -- recording ------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         if self._recording:
             raise ValueError("this GradientTape is already recording; a tape is entered once at a time")
         self._graph = context.current_graph()
         self._start()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self._stop()
 
     def _start(self):
@@ -105,7 +106,7 @@ class GradientTape:
             self._open = None
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """A block whose operations the tape does not record."""
         if not self._recording:
             raise ValueError("stop_recording() needs a tape that is recording (inside its with block)")
@@ -115,7 +116,7 @@ class GradientTape:
         finally:
             self._start()
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything recorded so far (keep recording if inside the block)."""
         old, self._tape = self._tape, eager_tape.Tape()
         self._watched, self._created, self._used = [], set(), False
@@ -126,7 +127,7 @@ class GradientTape:
         if self._recording and self._graph is not None:
             self._open = {id(n) for n in self._graph.nodes}
 
-    def watch(self, tensor):
+    def watch(self, tensor: Any) -> None:
         """Make the tape track `tensor` (or every tensor in a nested structure)."""
         for leaf in nest.flatten(tensor):
             if _is_variable(leaf):
@@ -142,7 +143,7 @@ class GradientTape:
                 if value is not None:
                     self._watched.append(value)
 
-    def watched_variables(self):
+    def watched_variables(self) -> tuple[Any, ...]:
         """The variables this tape watches that the block read, in the order of their first reads."""
         return tuple(self._points)
 
@@ -179,7 +180,8 @@ class GradientTape:
         return point
 
     # -- differentiating ----------------------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
         """The gradient of `target` (a tensor or structure: their sum) for each of `sources`.
 
         Returns the structure of `sources`, each entry a tensor of its
@@ -212,8 +214,9 @@ class GradientTape:
         return nest.pack_sequence_as(sources, found)
 
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
-                 experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
         """The Jacobian of `target` (one tensor) for each of `sources`, in the structure of `sources`.
 
         Entry ``[i..., j...]`` of a source's Jacobian (shape
@@ -233,8 +236,9 @@ class GradientTape:
             found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations)
         return nest.pack_sequence_as(sources, found)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
         """Per example: ``J[b, i..., j...] = d target[b, i...] / d source[b, j...]``.
 
         `target` and `source` have the examples on axis 0, and example ``b``

@@ -38,7 +38,7 @@ from autoloop.autodiff import paths
 from autoloop.autodiff.residuals import LoopResiduals, add_counter, captured_from
 from autoloop.autodiff.rules import add, is_differentiable
 from autoloop.control_flow.while_loop import while_loop
-from autoloop.ir import context
+from autoloop.ir import context, control_flow
 from autoloop.ir.trips import trip_count
 from autoloop.ops.dispatch import apply
 from autoloop.ops.gradient_support import zeros_for
@@ -81,7 +81,7 @@ class LoopPlan:
         node = op.node
         body = node.attrs["body"]
         count = node.attrs["num_loop_vars"]
-        start = paths.group_start(node, "body_captures")
+        start = control_flow.group_start(node, "body_captures")
         inner = paths.graph_connections(body, memo)
         differentiable = [is_differentiable(body.inputs[j].dtype) for j in range(count)]
         nonzero = {j for j in range(count) if grads[j] is not None and differentiable[j]}
@@ -222,7 +222,7 @@ def input_gradients(node, plan: LoopPlan, found) -> list:
     grads = [None] * len(node.inputs)
     for j, grad in zip(plan.active, found):
         grads[j] = grad
-    start = paths.group_start(node, "body_captures")
+    start = control_flow.group_start(node, "body_captures")
     size = node.attrs["body_nconsts"]
     outer_values = list(node.inputs[start:start + size])
     for placeholder, grad in zip(plan.captures, found[len(plan.active):]):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from typing import Literal
 
 from autoloop.ir.lazy import resolve
 
@@ -37,6 +38,8 @@ class Backend:
     extra: str | None = None
     static_shapes: bool = False
 
+
+BackendName = Literal["numpy", "jax"]  # the names `BACKENDS` holds, for type checkers
 
 BACKENDS = {
     "numpy": Backend("numpy", "autoloop.execute.executor:CompiledGraph"),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.batching.entries import batch_size_of, with_rank
+from autoloop.ir.graph import op_attrs_of
 from autoloop.ir.lazy import resolve
 from autoloop.ops import registry
 from autoloop.ops.dispatch import apply, convert
@@ -43,7 +44,8 @@ def rule_for(op_name: str):
 
 
 def public_attrs(node) -> dict:
-    return {key: value for key, value in node.attrs.items() if not key.startswith("_")}
+    """`node`'s attrs as its op reads them (`autoloop.ir.graph.op_attrs_of`)."""
+    return op_attrs_of(node.attrs)
 
 
 def unbatched_rank(value) -> int:

@@ -32,6 +32,8 @@ the results (so the tape sees every op, on tensors `fn` closes over too).
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from autoloop import nest
 from autoloop.batching.entries import Batching
 from autoloop.batching.interpreter import batch_call
@@ -43,7 +45,7 @@ from autoloop.ops.dispatch import convert, graph_value
 from autoloop.tensor import Tensor
 
 
-def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+def vectorized_map(fn: Callable[[Any], Any], elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
     """``map_fn(fn, elems)``'s result, computed by running `fn` once over the batch; see the module docstring.
 
     `elems` is a tensor or a nest of tensors of one length on axis 0; `fn`

@@ -31,7 +31,7 @@ def format_explanation(function, decisions, converted=True) -> str:
     """
     from autoloop.compiler import parse
     filename = function.__code__.co_filename
-    seen = {}
+    seen: dict = {}
     for decision in decisions:
         key = decision.location
         verdict = "staged as graph control flow" if decision.staged else "ran as Python"

@@ -4,6 +4,7 @@ module `autoloop.loop_options`)."""
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable, TypeVar, overload
 
 from autoloop.compiler import conversion
 from autoloop.compiler.passes.calls import BUILTIN_REPLACEMENTS
@@ -15,7 +16,7 @@ def _python_function(fn):
     return getattr(fn, "python_function", fn)
 
 
-def to_code(fn, recursive=True, experimental_optional_features=None) -> str:
+def to_code(fn: Callable[..., Any], recursive: bool = True, experimental_optional_features: Any = None) -> str:
     """The converted source of `fn` (a function or an ``@autoloop.function``) as readable Python.
 
     `recursive` and `experimental_optional_features` are TensorFlow's
@@ -31,7 +32,8 @@ def to_code(fn, recursive=True, experimental_optional_features=None) -> str:
     return conversion.converted_source(_python_function(fn))
 
 
-def to_graph(fn, recursive=True, experimental_optional_features=None):
+def to_graph(fn: Callable[..., Any], recursive: bool = True,
+             experimental_optional_features: Any = None) -> Callable[..., Any]:
     """The converted Python function itself (not traced); call it inside a trace to stage it.
 
     For an ``@autoloop.function`` this converts the function it wraps.
@@ -53,7 +55,18 @@ def _tensorflow_options(recursive, features) -> None:
     check_features(features, "experimental_optional_features")
 
 
-def do_not_convert(fn=None):
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def do_not_convert(fn: None = None) -> Callable[[_F], _F]: ...
+
+
+@overload
+def do_not_convert(fn: _F) -> _F: ...
+
+
+def do_not_convert(fn: Callable[..., Any] | None = None) -> Any:
     """Mark `fn` to be called as it is from converted code, never converted.
 
     Usable as ``@do_not_convert`` or ``do_not_convert(fn)``; returns `fn`. A

@@ -20,6 +20,8 @@ traced once into the nested ``Cond`` nodes.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from autoloop import dtypes
 from autoloop.control_flow.cond import cond
 from autoloop.ops.dispatch import convert
@@ -29,7 +31,8 @@ from autoloop.ops.reduction_ops import reduce_sum
 from autoloop.ops.shape_ops import stack
 
 
-def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive: bool = False, strict: bool = False,
+         name: str = "case") -> Any:
     """The result of the first callable whose predicate is true, else of `default`.
 
     `pred_fn_pairs` is a list of ``(bool scalar, callable)`` pairs. Without
@@ -99,7 +102,8 @@ def _unpacked(fn, strict):
     return call
 
 
-def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
+                name: str = "switch_case") -> Any:
     """The result of ``branch_fns[branch_index]()``; `default` (else the last branch) when out of range.
 
     `branch_fns` is a list of callables, a list of ``(int, callable)`` pairs

@@ -13,6 +13,8 @@ shapes differ the result has the most specific shape compatible with both.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from autoloop import dtypes, nest
 from autoloop.control_flow.composite import type_key
 from autoloop.control_flow.loop_vars import LoopVars
@@ -24,7 +26,8 @@ from autoloop.ops.location import user_location
 from autoloop.tensor import Tensor
 
 
-def cond(pred, true_fn=None, false_fn=None, name=None):
+def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,
+         name: str | None = None) -> Any:
     """`true_fn()` if `pred` else `false_fn()`; see the module docstring.
 
         >>> cond(constant(True), lambda: constant(1), lambda: constant(2)).numpy()
@@ -36,7 +39,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 def staged_cond(pred, true_fn, false_fn, *, names, name=None, described=None):
     """`cond` for converted code: errors name the user's variables `names`; ``described()``, called once
     both branches are traced, says how a backend's messages name the statement, its paths and its
-    variables (`autoloop.runtime.layout.Statement.described`), kept as the node's ``described``."""
+    variables (`autoloop.runtime.statement.Statement.described`), kept as the node's ``described``."""
     if not callable(true_fn):
         raise TypeError(f"true_fn must be callable, got {true_fn!r}")
     if not callable(false_fn):

@@ -53,7 +53,8 @@ def why_dtype(value, wanted=None) -> str | None:
     if graph_value is None:
         return None
     dtype = graph_value.dtype
-    pending, seen = [graph_value.node], set()
+    pending = [graph_value.node]
+    seen: set[int] = set()
     while pending and len(seen) < _MAX_NODES:
         node = pending.pop(0)
         if id(node) in seen:

@@ -31,6 +31,8 @@ loop's existing gradient rules.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from autoloop import dtypes, nest
 from autoloop.arguments import TensorSpec
 from autoloop.control_flow.tensor_array import TensorArray
@@ -40,8 +42,9 @@ from autoloop.shapes import TensorShape
 from autoloop.tensor import Tensor
 
 
-def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True,
-           name=None, fn_output_signature=None):
+def map_fn(fn: Callable[[Any], Any], elems: Any, dtype: Any = None, parallel_iterations: int | None = None,
+           back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True, name: str | None = None,
+           fn_output_signature: Any = None) -> Any:
     """``fn`` applied to each element of `elems` (axis 0), results stacked on a new axis 0.
 
     `elems` is a tensor or a nest of tensors of one length on axis 0; `fn`
@@ -79,12 +82,14 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     return nest.pack_sequence_as(signature, stacked)
 
 
-def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+def foldl(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None, parallel_iterations: int = 10,
+          back_prop: bool = True, swap_memory: bool = False, name: str | None = None) -> Any:
     """``fn(acc, element)`` folded over `elems` from the first element; see the module docstring."""
     return _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name or "foldl", "foldl")
 
 
-def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+def foldr(fn: Callable[[Any, Any], Any], elems: Any, initializer: Any = None, parallel_iterations: int = 10,
+          back_prop: bool = True, swap_memory: bool = False, name: str | None = None) -> Any:
     """``fn(acc, element)`` folded over `elems` from the last element; see the module docstring."""
     return _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name or "foldr", "foldr")
 

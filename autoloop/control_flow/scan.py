@@ -61,6 +61,7 @@ b then runs ``spatial_dim[b]`` frames, or fewer if its cond fails first.
 from __future__ import annotations
 
 import types
+from typing import Any, Callable
 
 import numpy as np
 
@@ -86,8 +87,10 @@ _COMPACTION = {False: "mask", True: "compact", "auto": "compact"}
 _STATE_HINT = "give the initial value the shape it keeps in the loop ({label}: {shape}); scan keeps each state shape."
 
 
-def scan(*, body, initial=None, xs=None, ys=None, cond=None, spatial_dim=None, cond_dims=None,
-         cond_before_body=True, max_seq_len=None, return_tensor_arrays=False, compaction="auto", name=None):
+def scan(*, body: Callable[..., Any], initial: Any = None, xs: Any = None, ys: Any = None,
+         cond: Callable[..., Any] | None = None, spatial_dim: Any = None, cond_dims: Any = None,
+         cond_before_body: bool = True, max_seq_len: Any = None, return_tensor_arrays: bool = False,
+         compaction: str = "auto", name: str | None = None) -> Any:
     """Run `body` over frames; returns ``(ys, final_state, lengths)``. See the module docstring.
 
     `body(x, state) -> (y, state)`; `cond(x, state)` returns a boolean, or

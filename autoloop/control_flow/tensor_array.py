@@ -16,6 +16,8 @@ TensorArray ops have no effects and need no ordering edges. As in TensorFlow
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autoloop import dtypes
@@ -28,6 +30,7 @@ from autoloop.control_flow.gradient_elements import grad_gather, grad_init, grad
 from autoloop.ops.gradient_support import row_shape, shape_int32
 from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
+from autoloop.tensor import Tensor
 
 
 # -- kernels -------------------------------------------------------------------
@@ -216,8 +219,9 @@ class TensorArray(CompositeTensor):
     accepted for TensorFlow compatibility; reads never clear (as in TF2).
     """
 
-    def __init__(self, dtype, size=0, dynamic_size=False, clear_after_read=True, element_shape=None,
-                 infer_shape=True, name=None, flow=None):
+    def __init__(self, dtype: dtypes.DTypeLike, size: Any = 0, dynamic_size: bool = False,
+                 clear_after_read: bool = True, element_shape: Any = None, infer_shape: bool = True,
+                 name: str | None = None, flow: Any = None):
         self.dtype = dtypes.as_dtype(dtype)
         self.dynamic_size = bool(dynamic_size)
         self.clear_after_read = clear_after_read
@@ -274,15 +278,15 @@ class TensorArray(CompositeTensor):
         flow = apply("TensorListWrite", [self.flow, _index(index), value])
         return self._with_flow(flow, shape)
 
-    def read(self, index, name=None):
+    def read(self, index, name=None) -> Tensor:
         """The element at `index` (zeros if never written and its shape is known)."""
         return apply("TensorListRead", [self.flow, _index(index)], self._element_attrs())
 
-    def stack(self, name=None):
+    def stack(self, name=None) -> Tensor:
         """All elements stacked along a new axis 0."""
         return apply("TensorListStack", [self.flow], self._element_attrs())
 
-    def gather(self, indices, name=None):
+    def gather(self, indices, name=None) -> Tensor:
         """The elements at `indices`, stacked."""
         indices = convert(indices, dtypes.int32 if isinstance(indices, list | tuple) else None)
         return apply("TensorListGather", [self.flow, indices], self._element_attrs())
@@ -302,7 +306,7 @@ class TensorArray(CompositeTensor):
         shape = self._merge_element_shape(value.shape[1:], "unstack")
         return self._with_flow(apply("TensorListUnstack", [self.flow, value]), shape)
 
-    def concat(self, name=None):
+    def concat(self, name=None) -> Tensor:
         """All elements joined along their axis 0 (their first dimensions may differ)."""
         return apply("TensorListConcat", [self.flow], self._element_attrs())
 
@@ -323,7 +327,7 @@ class TensorArray(CompositeTensor):
         """Accepted for TensorFlow compatibility; does nothing (the array is freed with its last reference)."""
         return None
 
-    def size(self, name=None):
+    def size(self, name=None) -> Tensor:
         """The number of elements, as an int32 scalar tensor."""
         return apply("TensorListSize", [self.flow])
 

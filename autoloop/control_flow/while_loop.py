@@ -24,6 +24,8 @@ structure must not change.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from autoloop import dtypes, nest
@@ -44,8 +46,10 @@ _CONVERTED_HINT = ("declare it with autoloop.set_loop_options(shape_invariants=[
                    "as the first statement of the loop body.")
 
 
-def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
-               swap_memory=False, maximum_iterations=None, name=None, checkpoint=None, capacity=None):
+def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
+               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
+               maximum_iterations: Any = None, name: str | None = None, checkpoint: Any = None,
+               capacity: int | None = None) -> Any:
     """Repeat `body` while `cond` is true; see the module docstring.
 
     `loop_vars` is a (possibly nested) tuple, list, namedtuple or dict of

@@ -115,6 +115,16 @@ def all_control_flow_ops() -> dict[str, ControlFlowOp]:
     return dict(_REGISTRY)
 
 
+def subgraph_attrs(op_name: str) -> tuple[str, ...]:
+    """The attr names that hold the sub-graphs of an `op_name` node, as registered; () for an ordinary op.
+
+    The one list every walker reads (`autoloop.ir.graph.Node.subgraphs`,
+    cloning, the verifier): only these attrs hold graphs.
+    """
+    op = _REGISTRY.get(op_name)
+    return op.subgraphs if op is not None else ()
+
+
 # -- the operand layout ---------------------------------------------------------------
 class Operands(dict):
     """A node's inputs by group name, each a tuple; ``groups.loop_vars`` reads ``groups["loop_vars"]``."""
@@ -150,6 +160,16 @@ def split(node, items) -> Operands:
     return groups
 
 
+def group_start(node, group_name: str) -> int:
+    """The position among `node`'s inputs where its operand group `group_name` starts."""
+    position = 0
+    for group in _REGISTRY[node.op].operands:
+        if group.name == group_name:
+            return position
+        position += group.size_of(node.attrs)
+    raise KeyError(group_name)
+
+
 def join(op_name: str, **groups) -> tuple[list, dict]:
     """Inputs and size attrs for a node of `op_name` with the given groups.
 
@@ -161,7 +181,8 @@ def join(op_name: str, **groups) -> tuple[list, dict]:
     unknown = set(groups) - {group.name for group in op.operands}
     if unknown:
         raise ValueError(f"{op_name} has no operand group {sorted(unknown)}")
-    inputs, sizes = [], {}
+    inputs: list = []
+    sizes: dict[str, int] = {}
     for group in op.operands:
         items = list(groups.get(group.name, ()))
         if isinstance(group.size, int):

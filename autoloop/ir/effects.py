@@ -21,7 +21,6 @@ calls `declare_effects`); ir/ never imports the op library.
 
 from __future__ import annotations
 
-from autoloop.ir import control_flow
 
 _EFFECTFUL_OPS: set[str] = set()
 
@@ -35,10 +34,7 @@ def has_effects(node) -> bool:
     """Whether running `node` does more than compute its outputs; see the module docstring."""
     if node.op in _EFFECTFUL_OPS:
         return True
-    op = control_flow.lookup(node.op)
-    if op is None:
-        return False
-    return any(has_effects(inner) for key in op.subgraphs for inner in node.attrs[key].nodes)
+    return any(has_effects(inner) for sub in node.subgraphs() for inner in sub.nodes)
 
 
 def last_effect(graph):

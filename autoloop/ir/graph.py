@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autoloop.dtypes import DType
+from autoloop.ir.control_flow import subgraph_attrs
 from autoloop.ir.effects import has_effects, last_effect
 from autoloop.shapes import TensorShape
 
@@ -63,6 +64,24 @@ def known_value(value: Value):
     return value.constant
 
 
+def dependencies(roots, ordering: bool = True, is_leaf=None) -> set[int]:
+    """Ids of the nodes `roots` and of every node of their graph they depend on: through data edges,
+    and with `ordering` through ordering edges too; the inputs of a node where `is_leaf(node)` holds
+    are not followed."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if ordering:
+            stack.extend(node.control_inputs)
+        if is_leaf is None or not is_leaf(node):
+            stack.extend(v.node for v in node.inputs)
+    return seen
+
+
 def op_attrs_of(attrs: dict) -> dict:
     """`attrs` without the records that transformations keep on a node under names starting with ``_``
     (reverse mode's ``_gradient``): what an op's rules and kernels read."""
@@ -90,7 +109,9 @@ class Node:
     control_inputs: tuple[Node, ...] = ()
 
     def subgraphs(self) -> list[Graph]:
-        return [v for v in self.attrs.values() if isinstance(v, Graph)]
+        """The sub-graphs in this node's attrs, in the order its control-flow op registers them
+        (`autoloop.ir.control_flow.subgraph_attrs`); [] for an ordinary op."""
+        return [self.attrs[key] for key in subgraph_attrs(self.op)]
 
     # Filled by autoloop.compat.v1: ``run(node, feed_dict, session)`` in a Session (TF1's
     # ``tensor.op.run()``). A plugin hook set once at import, like ``Tensor.eval``'s.
@@ -194,7 +215,7 @@ class Graph:
         self.captures[in_parent] = placeholder
         return placeholder
 
-    def is_ancestor_of(self, other: Graph) -> bool:
+    def is_ancestor_of(self, other: Graph | None) -> bool:
         while other is not None:
             if other is self:
                 return True
@@ -217,17 +238,8 @@ class Graph:
         the inputs of a node for which `is_leaf(node)` holds are not
         followed (the executor's folded constants).
         """
-        needed: set[int] = set()
-        stack = [v.node for v in self.outputs]
-        stack += [n for n in self.nodes if n.op == "Placeholder" or has_effects(n)]
-        while stack:
-            node = stack.pop()
-            if id(node) in needed:
-                continue
-            needed.add(id(node))
-            stack.extend(node.control_inputs)
-            if is_leaf is None or not is_leaf(node):
-                stack.extend(v.node for v in node.inputs)
+        roots = [v.node for v in self.outputs] + [n for n in self.nodes if n.op == "Placeholder" or has_effects(n)]
+        needed = dependencies(roots, is_leaf=is_leaf)
         return [n for n in self.nodes if id(n) in needed]
 
     def __repr__(self):

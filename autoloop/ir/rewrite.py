@@ -31,7 +31,7 @@ import heapq
 
 from autoloop.ir import context, control_flow
 from autoloop.ir.effects import chain_effects
-from autoloop.ir.graph import Graph, Node, Value
+from autoloop.ir.graph import Graph, Node, Value, dependencies
 from autoloop.shapes import TensorShape, as_shape
 
 
@@ -49,8 +49,8 @@ def clone(graph: Graph, value_map: dict | None = None, parent: Graph | None = No
     new._name_counts = dict(graph._name_counts)
     new.tf1_style = graph.tf1_style
     for node in graph.nodes:
-        attrs = {key: clone(attr, value_map, parent=new) if isinstance(attr, Graph) else attr
-                 for key, attr in node.attrs.items()}
+        attrs = dict(node.attrs)
+        attrs.update({key: clone(attrs[key], value_map, parent=new) for key in control_flow.subgraph_attrs(node.op)})
         copy = Node(node.op, tuple(value_map[v] for v in node.inputs), attrs, new, node.name, node.location,
                     tuple_result=node.tuple_result,
                     control_inputs=tuple(node_map[id(n)] for n in node.control_inputs))
@@ -80,32 +80,17 @@ def replace_all_uses(old: Value, new: Value) -> None:
                          f"{old.name} to {graph.name!r}; capture it first")
     if old.dtype is not new.dtype:
         raise TypeError(f"replace_all_uses: {old.name} is {old.dtype.name} but {new.name} is {new.dtype.name}")
-    feeding_new = _ancestors(new.node)
+    feeding_new = dependencies([new.node])
     for node in graph.nodes:
         if id(node) in feeding_new or not any(v is old for v in node.inputs):
             continue
         node.inputs = tuple(new if v is old else v for v in node.inputs)
-        op = control_flow.lookup(node.op)
-        if op is not None:
-            for key in op.subgraphs:
-                _recapture(node.attrs[key], old, new)
+        if control_flow.lookup(node.op) is not None:
+            for sub in node.subgraphs():
+                _recapture(sub, old, new)
             control_flow.sync_captures(node)
     graph.outputs = [new if v is old else v for v in graph.outputs]
     sort_nodes(graph)
-
-
-def _ancestors(node: Node) -> set[int]:
-    """Ids of `node` and of the nodes of its graph it depends on (data and ordering edges)."""
-    seen: set[int] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        stack.extend(v.node for v in current.inputs)
-        stack.extend(current.control_inputs)
-    return seen
 
 
 def _recapture(sub: Graph, old: Value, new: Value) -> None:
@@ -222,10 +207,13 @@ def owner(sub: Graph) -> Node:
     node = _owner_if_built(sub)
     if node is not None:
         return node
-    raise ValueError(f"graph {sub.name!r} is not a sub-graph of a node of {sub.parent.name!r}")
+    raise ValueError(f"graph {sub.name!r} is not a sub-graph of a node of "
+                     f"{sub.parent.name if sub.parent is not None else None!r}")
 
 
 def _owner_if_built(sub: Graph) -> Node | None:
+    if sub.parent is None:  # a top-level graph: no node holds it
+        return None
     return next((node for node in sub.parent.nodes if any(graph is sub for graph in node.subgraphs())), None)
 
 
@@ -271,8 +259,8 @@ def remove_dead_nodes(graph: Graph) -> None:
         op = control_flow.lookup(node.op)
         if op is None:
             continue
-        for key in op.subgraphs:
-            remove_dead_nodes(node.attrs[key])
+        for sub in node.subgraphs():
+            remove_dead_nodes(sub)
         _drop_unused_captures(node, op)
     graph.nodes = graph.live_nodes()
 

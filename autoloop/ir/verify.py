@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
+from autoloop.ir.graph import Graph
 
 
 class GraphError(AssertionError):
@@ -44,6 +45,7 @@ def _verify(graph, infer_node) -> bool:
         for before in node.control_inputs:
             if before.graph is not graph or id(before) not in defined:
                 _fail(node, f"ordering edge from {before.name}, which does not come earlier in this graph")
+        _check_graph_attrs(node)
         op = control_flow.lookup(node.op)
         if op is not None:
             node_has_effects = _check_control_flow(node, op, infer_node)
@@ -73,6 +75,15 @@ def _verify(graph, infer_node) -> bool:
 
 def _fail(node, problem: str):
     raise GraphError(f"node {node.name} ({node.op}) in graph {node.graph.name!r}: {problem}")
+
+
+def _check_graph_attrs(node) -> None:
+    """Graphs sit only in the attrs the node's control-flow op registers: the ones every walker visits."""
+    declared = control_flow.subgraph_attrs(node.op)
+    for key, attr in node.attrs.items():
+        if isinstance(attr, Graph) and key not in declared:
+            _fail(node, f"attr {key!r} holds a graph, but {node.op} registers sub-graphs only in "
+                        f"{list(declared)} (autoloop.ir.control_flow)")
 
 
 def _check_outputs(node, inferred) -> None:
@@ -107,7 +118,7 @@ def _check_control_flow(node, op, infer_node) -> bool:
         trailing = sub.inputs[len(sub.inputs) - len(captured):] if captured else []
         if list(sub.captures.values()) != list(trailing):
             _fail(node, f"the capture placeholders of sub-graph {sub.name!r} are not its last inputs")
-    effects = [_verify(node.attrs[key], infer_node) for key in op.subgraphs]
+    effects = [_verify(sub, infer_node) for sub in node.subgraphs()]
     for problem in op.verify(node):
         _fail(node, problem)
     _check_outputs(node, op.infer(node))

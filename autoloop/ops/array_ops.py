@@ -50,7 +50,7 @@ def _spec_item(item, dynamic: list):
     raise TypeError(f"unsupported index {item!r}: use ints, slices, ..., None or scalar int tensors")
 
 
-def slice_tensor(x, key):
+def slice_tensor(x, key) -> Tensor:
     """``x[key]`` with numpy basic-indexing semantics."""
     x = convert(x)
     key = key if isinstance(key, tuple) else (key,)
@@ -190,7 +190,7 @@ register(OpDef("Shape", kernel=lambda x, out_type: np.array(np.shape(x), dtype=o
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:shape"}))
 
 
-def shape(x, out_type=dtypes.int32, name=None):
+def shape(x, out_type=dtypes.int32, name=None) -> Tensor:
     """The shape of `x` as a 1-D integer tensor."""
     return apply("Shape", [convert(x)], {"out_type": dtypes.as_dtype(out_type)}, name=name)
 
@@ -260,7 +260,7 @@ register(OpDef("ConcatV2", kernel=lambda *values, axis: np.concatenate(values, a
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:concat"}))
 
 
-def concat(values, axis, name=None):
+def concat(values, axis, name=None) -> Tensor:
     """`values` joined along an existing `axis`."""
     tensors = [convert(v) for v in values]
     if not tensors:

@@ -25,6 +25,7 @@ from autoloop.ops.math_ops import binary_inputs, equal, greater, less
 from autoloop.ops.reduction_ops import reduce_all
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.shapes import TensorShape, as_shape
+from autoloop.tensor import Tensor
 
 
 # -- EnsureShape --------------------------------------------------------------------------
@@ -47,7 +48,7 @@ register(OpDef("EnsureShape", kernel=_ensure_shape_kernel, infer=_ensure_shape_i
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:ensure_shape"}))
 
 
-def ensure_shape(x, shape, name=None):
+def ensure_shape(x, shape, name=None) -> Tensor:
     """`x`, checked to have a shape compatible with `shape` (None for an unknown dimension).
 
         >>> ensure_shape(constant([1, 2]), [None]).shape

@@ -18,6 +18,7 @@ from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
 from autoloop.ops.gradient_support import reduce_to_input
 from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.tensor import Tensor
 
 
 def _clip_infer(t, clip_value_min, clip_value_max):
@@ -56,14 +57,14 @@ register(OpDef("ClipByValue", kernel=_clip_kernel, infer=_clip_infer, gradient=_
                kernels={"jax": "autoloop.backends.jax.kernels.math:clip"}))
 
 
-def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:
     """`t` with each element limited to ``[clip_value_min, clip_value_max]``; see the module docstring."""
     t = convert(t)
     bounds = [binary_inputs(t, bound)[1] for bound in (clip_value_min, clip_value_max)]
     return apply("ClipByValue", [t, *bounds], name=name or "clip_by_value")
 
 
-def clip_by_norm(t, clip_norm, axes=None, name=None):
+def clip_by_norm(t, clip_norm, axes=None, name=None) -> Tensor:
     """`t` scaled so that its L2 norm (over `axes`, all by default) is at most `clip_norm`, as TensorFlow's:
     ``t * clip_norm / maximum(norm, clip_norm)``, a zero norm giving `t` back (and a gradient, not NaN).
     Composed of autoloop ops, so its gradient is theirs.

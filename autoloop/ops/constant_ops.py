@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autoloop import dtypes
+from autoloop.dtypes import DTypeLike
 from autoloop.ir import context
 from autoloop.ops.dispatch import constant_node, convert
 from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
@@ -27,7 +30,7 @@ register(OpDef("Placeholder", kernel=_placeholder_kernel, infer=lambda dtype, sh
                gradient=NOT_DIFFERENTIABLE))
 
 
-def constant(value, dtype=None, shape=None, name=None) -> Tensor:
+def constant(value: Any, dtype: DTypeLike | None = None, shape: Any = None, name: str | None = None) -> Tensor:
     """A tensor holding `value` (a Python number, nested list or numpy array).
 
     With `shape`, a scalar is filled into that shape and other values are
@@ -56,7 +59,8 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     return Tensor(value=constant_node(graph, constant_value, name))
 
 
-def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
+def convert_to_tensor(value: Any, dtype: DTypeLike | None = None, dtype_hint: DTypeLike | None = None,
+                      name: str | None = None) -> Tensor:
     """`value` as a Tensor of `dtype` (TypeError when it cannot be one).
 
     `dtype_hint` is used for Python values when it fits them.

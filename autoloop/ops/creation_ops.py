@@ -61,7 +61,7 @@ register(OpDef("Fill", kernel=_fill_kernel, infer=_fill_infer, gradient=_fill_gr
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:fill"}))
 
 
-def fill(dims, value, name=None):
+def fill(dims, value, name=None) -> Tensor:
     """A tensor of shape `dims` whose every element is the scalar `value`.
 
         >>> fill([2, 3], 9).numpy()
@@ -75,13 +75,13 @@ def _dims_tensor(shape, op_name: str) -> Tensor:
     return convert(np.array(dims, dtype=np.int32)) if isinstance(dims, tuple) else dims
 
 
-def zeros(shape, dtype=dtypes.float32, name=None):
+def zeros(shape, dtype=dtypes.float32, name=None) -> Tensor:
     """A tensor of `shape` filled with zeros of `dtype` (float32 by default)."""
     dtype = dtypes.as_dtype(dtype)
     return apply("Fill", [_dims_tensor(shape, "zeros"), _scalar(0, dtype)], name=name or "zeros")
 
 
-def ones(shape, dtype=dtypes.float32, name=None):
+def ones(shape, dtype=dtypes.float32, name=None) -> Tensor:
     """A tensor of `shape` filled with ones of `dtype` (float32 by default)."""
     dtype = dtypes.as_dtype(dtype)
     return apply("Fill", [_dims_tensor(shape, "ones"), _scalar(1, dtype)], name=name or "ones")
@@ -106,7 +106,7 @@ register(OpDef("OnesLike", kernel=np.ones_like, infer=_like_infer("OnesLike"), g
                kernels={"jax": "jax.numpy:ones_like"}))
 
 
-def zeros_like(input, dtype=None, name=None):
+def zeros_like(input, dtype=None, name=None) -> Tensor:
     """Zeros with the shape of `input`, of `dtype` (default: `input`'s dtype)."""
     input = convert(input)
     dtype = dtypes.as_dtype(dtype) if dtype is not None else input.dtype
@@ -115,7 +115,7 @@ def zeros_like(input, dtype=None, name=None):
     return apply("ZerosLike", [input], name=name or "zeros_like")
 
 
-def ones_like(input, dtype=None, name=None):
+def ones_like(input, dtype=None, name=None) -> Tensor:
     """Ones with the shape of `input`, of `dtype` (default: `input`'s dtype)."""
     input = convert(input)
     dtype = dtypes.as_dtype(dtype) if dtype is not None else input.dtype
@@ -184,7 +184,7 @@ def _as_range_argument(value, dtype) -> Tensor:
     return value if value.dtype is dtype else cast(value, dtype)
 
 
-def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - the TF name
+def range(start, limit=None, delta=1, dtype=None, name=None) -> Tensor:  # noqa: A001 - the TF name
     """The numbers ``start, start + delta, ...`` before `limit`, as a 1-D tensor.
 
     ``range(5)`` is ``[0 1 2 3 4]`` (int32). Arguments may be scalar tensors;
@@ -217,7 +217,7 @@ register(OpDef("Size", kernel=_size_kernel, infer=_size_infer, gradient=NOT_DIFF
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:size"}))
 
 
-def size(input, out_type=dtypes.int32, name=None):
+def size(input, out_type=dtypes.int32, name=None) -> Tensor:
     """The number of elements of `input`, as a scalar integer tensor."""
     out_type = dtypes.as_dtype(out_type)
     if out_type not in infer.INTEGERS:
@@ -234,7 +234,7 @@ register(OpDef("Rank", kernel=lambda x: np.int32(np.ndim(x)), infer=_rank_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:rank"}))
 
 
-def rank(input, name=None):
+def rank(input, name=None) -> Tensor:
     """The number of dimensions of `input`, as a scalar int32 tensor."""
     return apply("Rank", [convert(input)], name=name)
 
@@ -245,6 +245,6 @@ register(OpDef("StopGradient", kernel=lambda x: x, infer=_like_infer("StopGradie
                kernels={"jax": "autoloop.backends.jax.kernels.math:identity"}))
 
 
-def stop_gradient(input, name=None):
+def stop_gradient(input, name=None) -> Tensor:
     """`input` unchanged; gradients do not flow back through it."""
     return apply("StopGradient", [convert(input)], name=name)

@@ -11,6 +11,8 @@ running total goes from the end.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import functools
 
 import numpy as np
@@ -38,7 +40,7 @@ register(OpDef("AddN", kernel=_add_n_kernel, infer=_add_n_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.reductions:add_n"}))
 
 
-def add_n(inputs, name=None):
+def add_n(inputs, name=None) -> Tensor:
     """The element-wise sum of the tensors `inputs`, all of one shape and dtype.
 
         >>> add_n([constant([1, 2]), constant([10, 20]), [100, 200]]).numpy()
@@ -101,7 +103,7 @@ register(OpDef("Cumprod", kernel=_cumulative_kernel(np.cumprod, 1), infer=_cumul
                kernels={"jax": "autoloop.backends.jax.kernels.reductions:cumprod"}))
 
 
-def _cumulative_fn(op_name, public_name, what):
+def _cumulative_fn(op_name, public_name, what) -> Callable[..., Tensor]:
     def fn(x, axis=0, exclusive=False, reverse=False, name=None):
         x = convert(x)
         attrs = {"axis": static_axis(axis, x, op_name), "exclusive": bool(exclusive), "reverse": bool(reverse)}

@@ -26,6 +26,7 @@ from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.shape_ops import expand_dims, reshape, squeeze, transpose
 from autoloop.ops.static_args import static_int, static_ints
 from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
 
 PRODUCT_DTYPES = infer.FLOATS + infer.INTEGERS
 
@@ -39,7 +40,7 @@ def _swap_last_two(x, what: str):
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None) -> Tensor:
     """The matrix product of `a` and `b` (batched over leading axes, as ``a @ b``).
 
     `transpose_a`/`adjoint_a` (the same for real dtypes) use the transpose of
@@ -84,7 +85,7 @@ register(OpDef("Eye", kernel=_eye_kernel, infer=_eye_infer, gradient=NOT_DIFFERE
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:eye"}))
 
 
-def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None) -> Tensor:
     """Identity matrices: ones on the diagonal, shape ``batch_shape + [num_rows, num_columns]``.
 
     Sizes must be known while tracing (Python ints or constant tensors).
@@ -219,7 +220,7 @@ register(OpDef("Einsum", kernel=_einsum_kernel, infer=_einsum_infer, gradient=_e
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:einsum"}))
 
 
-def einsum(equation, *inputs, name=None, **kwargs):
+def einsum(equation, *inputs, name=None, **kwargs) -> Tensor:
     """The Einstein summation `equation` over `inputs` (numpy's and TensorFlow's notation).
 
     Labels are letters; ``...`` broadcasts; without ``->`` the output holds
@@ -237,7 +238,7 @@ def einsum(equation, *inputs, name=None, **kwargs):
     return apply("Einsum", tensors, {"equation": equation.replace(" ", "")}, name=name)
 
 
-def tensordot(a, b, axes, name=None):
+def tensordot(a, b, axes, name=None) -> Tensor:
     """The sum of products of `a` and `b` over the axes `axes` names.
 
     `axes` is an int N (the last N axes of `a` with the first N of `b`) or a
@@ -279,7 +280,7 @@ def _contracted_axes(axes, rank_a: int, rank_b: int):
 
 
 # -- norm ----------------------------------------------------------------------------------
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor:
     """A vector or matrix norm of `tensor` (floats), as ``tf.norm``.
 
     `axis` None: the whole tensor as one vector; an int: vector norms along

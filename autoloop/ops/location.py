@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from autoloop.source_map import format_location, location_of, user_frame  # noqa: F401 (format_location: here too)
+from autoloop.source_map import format_location, stack_location  # noqa: F401 (format_location: here too)
 
 
 def user_location():
     """``(file, line)`` of the innermost user frame, or None."""
-    frame = user_frame(sys._getframe(1))
-    while frame is not None:
-        location = location_of(frame)
-        if location is not None:
-            return location
-        frame = user_frame(frame.f_back)
-    return None
+    return stack_location(sys._getframe(1))

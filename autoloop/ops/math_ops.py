@@ -8,6 +8,8 @@ narrower integers, as ``tf.divide`` does.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from autoloop import dtypes
@@ -414,7 +416,7 @@ register(OpDef("MatMul", kernel=np.matmul, infer=_matmul_infer, expr="({0} @ {1}
 
 
 # -- public functions ----------------------------------------------------------
-def _binary_fn(op_name, public_name, attrs=lambda x, y: None, node_name=None):
+def _binary_fn(op_name, public_name, attrs=lambda x, y: None, node_name=None) -> Callable[..., Tensor]:
     """`node_name`: the default name of the node in a graph where TensorFlow's is not the op's (``truediv``)."""
     def fn(x, y, name=None):
         if type(x) is Tensor and not x._weak:  # the common case, without two calls (0.1 µs of an eager op)
@@ -430,7 +432,7 @@ def _binary_fn(op_name, public_name, attrs=lambda x, y: None, node_name=None):
     return fn
 
 
-def _unary_fn(op_name, public_name):
+def _unary_fn(op_name, public_name) -> Callable[..., Tensor]:
     def fn(x, name=None):
         result = apply(op_name, [convert(x)], name=name)
         result._weak = isinstance(x, Tensor) and x._weak
@@ -484,7 +486,7 @@ invert = _unary_fn("Invert", "invert")
 identity = _unary_fn("Identity", "identity")
 
 
-def cast(x, dtype, name=None):
+def cast(x, dtype, name=None) -> Tensor:
     """`x` converted to `dtype` (float to int truncates toward zero)."""
     dtype = dtypes.as_dtype(dtype)
     x = convert(x)

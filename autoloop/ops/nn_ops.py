@@ -9,6 +9,8 @@ and subtract the largest element first, so large logits do not overflow.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from autoloop.ops import infer
@@ -18,6 +20,7 @@ from autoloop.ops.random_ops import uniform
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.static_args import static_axis
+from autoloop.tensor import Tensor
 
 # -- Relu ----------------------------------------------------------------------------
 def _relu_gradient(op, grad):
@@ -83,7 +86,7 @@ register(OpDef("LogSoftmax", kernel=_log_softmax_kernel, infer=_normalize_infer(
                kernels={"jax": "autoloop.backends.jax.kernels.math:log_softmax"}))
 
 
-def _normalize_fn(op_name, public_name, what):
+def _normalize_fn(op_name, public_name, what) -> Callable[..., Tensor]:
     def fn(logits, axis=None, name=None):
         logits = convert(logits)
         axis = static_axis(-1 if axis is None else axis, logits, op_name)

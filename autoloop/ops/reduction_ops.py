@@ -11,6 +11,8 @@ lowest value.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from autoloop import dtypes
@@ -20,6 +22,7 @@ from autoloop.ops.gradient_support import reduced_axes, reduced_count, unreduce
 from autoloop.ops.registry import LINEAR, NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import runtime_axes, static_axes, static_int
 from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
 
 
 def _reduce_infer(op_name, allowed):
@@ -171,7 +174,7 @@ for _name, (_kernel, _allowed, _expr) in _REDUCTIONS.items():
                    kernels={"jax": f"autoloop.backends.jax.kernels.reductions:{_JAX_KERNELS[_name]}"}))
 
 
-def _reduction(op_name, public_name, what):
+def _reduction(op_name, public_name, what) -> Callable[..., Tensor]:
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = convert(input_tensor)
         axes = static_axes(axis, x.shape.rank, op_name)
@@ -229,7 +232,7 @@ register(OpDef("ArgMin", kernel=_arg_kernel(np.argmin), infer=_arg_infer("ArgMin
                kernels={"jax": "autoloop.backends.jax.kernels.reductions:argmin"}))
 
 
-def _arg_fn(op_name, public_name, what):
+def _arg_fn(op_name, public_name, what) -> Callable[..., Tensor]:
     def fn(input, axis=None, output_type=dtypes.int64, name=None):
         x = convert(input)
         axis = 0 if axis is None else static_int(axis, op_name, "axis")

@@ -129,9 +129,9 @@ class OpDef:
                  "same_dtype_numpy", "jvp", "batch")
 
     def __init__(self, name: str, kernel: Callable | None = None, infer: Callable | None = None,
-                 expr: str | Callable | None = None, gradient: Callable | str | None = None,
+                 expr: str | Callable | None = None, gradient: Callable | str | _NotDifferentiable | None = None,
                  stateful: bool = False, kernels: Mapping[str, Callable | str] | None = None,
-                 scalar_expr: str | Callable | None = None, jvp: Callable | str | None = None,
+                 scalar_expr: str | Callable | None = None, jvp: Callable | str | _DerivedJvp | None = None,
                  batch: Callable | str | None = None):
         if infer is None:
             raise TypeError(f"op {name!r} needs an infer rule")

@@ -18,6 +18,7 @@ from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.static_args import static_axis, static_ints
+from autoloop.tensor import Tensor
 
 
 def _check_axes(op_name: str, x, axes) -> None:
@@ -46,7 +47,7 @@ register(OpDef("ReverseV2", kernel=lambda x, axis: np.flip(x, axis), infer=_reve
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:reverse"}))
 
 
-def reverse(tensor, axis, name=None):
+def reverse(tensor, axis, name=None) -> Tensor:
     """`tensor` with the order of its elements reversed along each axis in `axis` (a list)."""
     tensor = convert(tensor)
     axes = _normalized("ReverseV2", tensor, static_ints(axis, "ReverseV2", "axis"))
@@ -76,7 +77,7 @@ register(OpDef("Roll", kernel=_roll_kernel, infer=_roll_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:roll"}))
 
 
-def roll(input, shift, axis, name=None):
+def roll(input, shift, axis, name=None) -> Tensor:
     """`input` with its elements moved `shift` places along `axis`, wrapping around.
 
     `shift` and `axis` are ints or lists of one length; `shift` may be a
@@ -162,13 +163,13 @@ def _sort_attrs(op_name, values, axis, direction):
     return {"axis": static_axis(axis, values, op_name), "direction": direction}
 
 
-def sort(values, axis=-1, direction="ASCENDING", name=None):
+def sort(values, axis=-1, direction="ASCENDING", name=None) -> Tensor:
     """`values` sorted along `axis` (default -1)."""
     values = convert(values)
     return apply("Sort", [values], _sort_attrs("Sort", values, axis, direction), name=name)
 
 
-def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None) -> Tensor:
     """The int32 positions that sort `values` along `axis`; always stable."""
     values = convert(values)
     return apply("ArgSort", [values], _sort_attrs("ArgSort", values, axis, direction), name=name)

@@ -107,7 +107,7 @@ register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_grad"}))
 
 
-def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tensor:
     """`tensor` with ``paddings[i] = [before, after]`` elements added on each side of axis i.
 
     `mode` is ``"CONSTANT"`` (filled with `constant_values`), ``"REFLECT"``
@@ -249,7 +249,7 @@ register(OpDef("BroadcastTo", kernel=_broadcast_to_kernel, infer=_broadcast_to_i
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:broadcast_to"}))
 
 
-def broadcast_to(input, shape, name=None):
+def broadcast_to(input, shape, name=None) -> Tensor:
     """`input` repeated along axes of size 1 (and new leading axes) to `shape`, numpy's rules.
 
         >>> broadcast_to(constant([1, 2]), [2, 2]).numpy()

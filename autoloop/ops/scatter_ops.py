@@ -25,6 +25,7 @@ from autoloop.ops.registry import OpDef, Spec, register
 from autoloop.ops.selection_ops import gather, where
 from autoloop.ops.shape_ops import reshape, shape_operand
 from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
 
 
 def _depth(op_name: str, indices: Spec, rank):
@@ -86,7 +87,7 @@ register(OpDef("GatherNd", kernel=_gather_nd_kernel, infer=_gather_nd_infer, gra
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:gather_nd"}))
 
 
-def gather_nd(params, indices, batch_dims=0, name=None):
+def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
     """The slices of `params` at the coordinates `indices` (shape ``[..., K]``).
 
     The result has shape ``indices.shape[:-1] + params.shape[K:]``.
@@ -132,7 +133,7 @@ register(OpDef("ScatterNd", kernel=_scatter_nd_kernel, infer=_scatter_nd_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:scatter_nd"}))
 
 
-def scatter_nd(indices, updates, shape, name=None):
+def scatter_nd(indices, updates, shape, name=None) -> Tensor:
     """A tensor of `shape` holding zeros, plus each slice of `updates` at its coordinates.
 
     Updates to the same coordinates are summed, as in TensorFlow.
@@ -176,7 +177,7 @@ register(OpDef("TensorScatterUpdate", kernel=_tensor_scatter_kernel, infer=_tens
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:tensor_scatter_update"}))
 
 
-def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+def tensor_scatter_nd_update(tensor, indices, updates, name=None) -> Tensor:
     """A copy of `tensor` with the slices at the coordinates `indices` replaced by `updates`.
 
     Where coordinates repeat, the last update wins (TensorFlow leaves the
@@ -192,7 +193,7 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
 
 
 # -- boolean_mask ----------------------------------------------------------------------------
-def boolean_mask(tensor, mask, axis=None, name=None):
+def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
     """The slices of `tensor` where the bool `mask` is true, in row-major order.
 
     `mask` (rank K) covers axes ``axis .. axis+K-1`` of `tensor` (axis

@@ -71,7 +71,7 @@ register(OpDef("GatherV2", kernel=_gather_kernel, infer=_gather_infer, gradient=
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:gather"}))
 
 
-def gather(params, indices, axis=None, batch_dims=0, name=None):
+def gather(params, indices, axis=None, batch_dims=0, name=None) -> Tensor:
     """Slices of `params` along `axis` (default 0) at `indices`.
 
     The result has shape ``params.shape[:axis] + indices.shape +
@@ -127,7 +127,7 @@ register(OpDef("OneHot", kernel=_one_hot_kernel, infer=_one_hot_infer, gradient=
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:one_hot"}))
 
 
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None) -> Tensor:
     """A tensor with `on_value` where an index points and `off_value` elsewhere.
 
     The new axis of size `depth` goes at `axis` (default -1, the end). An
@@ -193,7 +193,7 @@ register(OpDef("Where", kernel=lambda condition: np.argwhere(condition).astype(n
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:where"}))
 
 
-def where(condition, x=None, y=None, name=None):
+def where(condition, x=None, y=None, name=None) -> Tensor:
     """Element-wise ``x if condition else y`` (with broadcasting), or with only
     `condition`, the int64 coordinates ``[N, rank]`` of its true (non-zero) elements.
 

@@ -26,10 +26,11 @@ from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, Spec, register
 from autoloop.ops.selection_ops import where
 from autoloop.ops.shape_ops import expand_dims, reshape, transpose
 from autoloop.shapes import TensorShape
+from autoloop.tensor import Tensor
 
 
 # -- linspace ---------------------------------------------------------------------------------------
-def linspace(start, stop, num, name=None, axis=0):
+def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     """`num` evenly spaced numbers from `start` to `stop`, both included, along a new `axis`.
 
     `start` and `stop` may be tensors of one shape (each element gets its
@@ -60,7 +61,7 @@ def linspace(start, stop, num, name=None, axis=0):
 
 
 # -- sequence_mask ------------------------------------------------------------------------------------
-def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None):
+def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None) -> Tensor:
     """``mask[..., j] = j < lengths[...]``, with a new last axis of `maxlen` (default ``max(lengths)``).
 
         >>> sequence_mask([1, 3, 2], dtype=float32)   # [[1, 0, 0], [1, 1, 1], [1, 1, 0]]
@@ -102,7 +103,7 @@ register(OpDef("SearchSorted", kernel=_search_kernel, infer=_search_infer, gradi
                kernels={"jax": "autoloop.backends.jax.kernels.sequences:searchsorted"}))
 
 
-def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None):
+def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None) -> Tensor:
     """Where each of `values` would go in `sorted_sequence` (searched along the last axis) to keep it sorted.
 
     ``side="left"`` gives the first such place, ``"right"`` the last. Leading

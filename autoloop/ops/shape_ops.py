@@ -87,7 +87,7 @@ register(OpDef("Pack", kernel=lambda *values, axis: np.stack(values, axis=axis),
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:pack"}))
 
 
-def stack(values, axis=0, name=None):
+def stack(values, axis=0, name=None) -> Tensor:
     """The tensors `values` (one shape and dtype) joined along a new `axis`.
 
         >>> stack([constant([1, 2]), constant([3, 4])], axis=1).numpy()
@@ -233,7 +233,7 @@ register(OpDef("Reshape", kernel=_reshape_kernel, infer=_reshape_infer, expr=_re
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:reshape"}))
 
 
-def reshape(tensor, shape, name=None):
+def reshape(tensor, shape, name=None) -> Tensor:
     """`tensor`'s elements in row-major order, arranged as `shape`.
 
     `shape` is a list (one entry may be -1: whatever is left) or a 1-D
@@ -274,7 +274,7 @@ register(OpDef("Transpose", kernel=lambda x, perm: np.transpose(x, perm), infer=
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:transpose"}))
 
 
-def transpose(a, perm=None, name=None):
+def transpose(a, perm=None, name=None) -> Tensor:
     """`a` with its axes permuted: output axis i is input axis ``perm[i]``.
 
     `perm` defaults to reversing the axes (a matrix transpose for rank 2).
@@ -308,7 +308,7 @@ register(OpDef("ExpandDims", kernel=lambda x, axis: np.expand_dims(x, axis), inf
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:expand_dims"}))
 
 
-def expand_dims(input, axis, name=None):
+def expand_dims(input, axis, name=None) -> Tensor:
     """`input` with a new axis of size 1 inserted at `axis` (-1: at the end)."""
     input = convert(input)
     axis = static_int(axis, "ExpandDims", "axis")
@@ -348,7 +348,7 @@ register(OpDef("Squeeze", kernel=_squeeze_kernel, infer=_squeeze_infer, expr=_sq
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:squeeze"}))
 
 
-def squeeze(input, axis=None, name=None):
+def squeeze(input, axis=None, name=None) -> Tensor:
     """`input` without the axes of size 1 (only those in `axis`, when given)."""
     input = convert(input)
     axis = static_axes(axis, input.shape.rank, "Squeeze")
@@ -409,7 +409,7 @@ register(OpDef("Tile", kernel=_tile_kernel, infer=_tile_infer, gradient=_tile_gr
                jvp=LINEAR, kernels={"jax": "autoloop.backends.jax.kernels.arrays:tile"}))
 
 
-def tile(input, multiples, name=None):
+def tile(input, multiples, name=None) -> Tensor:
     """`input` repeated ``multiples[i]`` times along each axis i."""
     input = convert(input)
     multiples = shape_operand(multiples, "tile")

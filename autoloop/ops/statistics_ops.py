@@ -19,6 +19,7 @@ from autoloop.ops.selection_ops import where
 from autoloop.ops.shape_ops import reshape
 from autoloop.ops.array_ops import shape
 from autoloop.ops.unary_math_ops import is_finite
+from autoloop.tensor import Tensor
 
 
 def _floating(x, public_name: str):
@@ -29,7 +30,7 @@ def _floating(x, public_name: str):
     return x
 
 
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """``log(reduce_sum(exp(input_tensor), axis))``, computed without overflow.
 
     The largest element is subtracted before ``exp`` and added back after

@@ -11,12 +11,15 @@ takes signed numbers.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from autoloop import dtypes
 from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.registry import NOT_DIFFERENTIABLE, OpDef, register
+from autoloop.tensor import Tensor
 
 
 def _reciprocal_sqrt(x):
@@ -49,7 +52,7 @@ for _op_name, (_public, _kernel, _allowed, _result, _what) in _UNARY.items():
                    gradient=_GRADIENTS[_op_name], kernels={"jax": _jax}))
 
 
-def _unary_fn(op_name: str):
+def _unary_fn(op_name: str) -> Callable[..., Tensor]:
     public_name, _, allowed, _, what = _UNARY[op_name]
 
     def fn(x, name=None):

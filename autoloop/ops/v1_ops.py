@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class VariableCell:
 
     def __init__(self, name: str):
         self.name = name
-        self.value = None  # None until initialised
+        self.value: Any = None  # None until initialised
         self.lock = threading.Lock()
 
     def read(self):
@@ -62,7 +63,7 @@ def cells_of(graph) -> list:
 
     A traced function captures an eager variable as a constant holding its cell.
     """
-    cells = {}
+    cells: dict = {}
     for node in graph.walk():
         if node.op == "Const" and isinstance(node.attrs["value"], VariableCell):
             cells.setdefault(node.attrs["value"], None)

@@ -23,8 +23,10 @@ from autoloop.ops import api
 from autoloop.runtime import trace as traces
 from autoloop.runtime.exceptions import AlwaysRaises
 from autoloop.runtime.guards import ContainerGuard
-from autoloop.runtime.layout import (
-    MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan, weak_leaves)
+from autoloop.runtime.layout import MAYBE, VALUE, Copies, DoesNotFit, Layout, Slot, weak_leaves
+from autoloop.runtime.layout_planning import MISSING, plan
+from autoloop.runtime.layout_rejections import no_fit
+from autoloop.runtime.statement import Statement
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
@@ -70,7 +72,7 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
 
     With `packed`, the branches return state tuples already; `entries`, when
     given, are the outputs' values before the statement. A `guard` says the
-    ``if`` is conversion's own, after a jump (see `layout.Statement`).
+    ``if`` is conversion's own, after a jump (see `autoloop.runtime.statement.Statement`).
     """
     statement = Statement("if statement", location, guard)
     reject_unsupported(unsupported, statement)

@@ -30,8 +30,10 @@ from autoloop.ops import api
 from autoloop.ops.dispatch import constant_value, convert
 from autoloop.runtime import trace as traces
 from autoloop.runtime.guards import ContainerGuard
-from autoloop.runtime.layout import (
-    FIXED, LIST, MAYBE, Copies, DoesNotFit, Layout, Slot, Statement, initial_slot, no_fit, plan)
+from autoloop.runtime.layout import FIXED, LIST, MAYBE, Copies, DoesNotFit, Layout, Slot
+from autoloop.runtime.layout_planning import initial_slot, plan
+from autoloop.runtime.layout_rejections import no_fit
+from autoloop.runtime.statement import Statement
 from autoloop.runtime.lists import TensorList
 from autoloop.runtime.specs import LeafSpec, to_bool, weak
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported

@@ -13,6 +13,7 @@ import re
 from autoloop.errors import UnsupportedError
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
+from autoloop.runtime.locations import describe
 
 _ROOT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -67,11 +68,11 @@ def reject_unsupported(unsupported, statement) -> None:
     article = "an" if what[:1] in "aeiou" else "a"
     if relation == "enclosed by":
         statement.fail(UnsupportedError(
-            f"{article} {what} whose condition is a Tensor ({statement.location_text}) inside {construct} "
+            f"{article} {what} whose condition is a Tensor ({describe(statement.location)}) inside {construct} "
             f"(line {line}) cannot be converted to graph control flow: the try statement's handlers "
             f"would never see errors raised when the graph runs; move the try statement out of the "
             f"converted function"))
     statement.fail(UnsupportedError(
         f"{construct} (line {line}) inside {article} {what} whose condition is a Tensor "
-        f"({statement.location_text}) cannot be converted to graph control flow; move it out of "
+        f"({describe(statement.location)}) cannot be converted to graph control flow; move it out of "
         f"the {what.split()[-1]}"))

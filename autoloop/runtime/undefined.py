@@ -17,13 +17,13 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from autoloop import nest
+from autoloop import nest, source_map
 from autoloop.errors import stops_conversion
 from autoloop.ir import context
 from autoloop.ops import api
 from autoloop.ops import runtime_checks  # noqa: F401  (registers CheckDefined, AssertTrue)
 from autoloop.ops.dispatch import apply
-from autoloop.runtime.locations import caller_location, describe, raise_from_user, traceback_location
+from autoloop.runtime.locations import caller_location, describe, raise_from_user
 from autoloop.tensor import Tensor
 
 
@@ -87,7 +87,7 @@ class HeldBack(TracedUnboundError):
         # that catches errors, for its handlers; one they did not catch leaves the branch here.
         own = isinstance(error, cls.HELD) or getattr(error, "__autoloop_raised__", False)
         if own and not stops_conversion(error) and not stops_conversion(error.__context__):
-            return cls(error, traceback_location(error.__traceback__))
+            return cls(error, source_map.innermost_location(error.__traceback__))
         return None
 
 

@@ -82,6 +82,18 @@ def test_every_control_flow_op_names_rules_that_resolve():
             op.kernel_for("dataflow-x")
 
 
+def test_node_subgraphs_are_the_registered_attrs_in_their_order():
+    graph = traced(lambda n: al.while_loop(lambda i: i < n, lambda i: al.cond(i > 2, lambda: i + 2, lambda: i + 1),
+                                           [al.constant(0)]), al.constant(5))
+    loop = next(n for n in graph.nodes if n.op == "While")
+    assert loop.subgraphs() == [loop.attrs["cond"], loop.attrs["body"]]
+    branch = next(n for n in loop.attrs["body"].nodes if n.op == "Cond")
+    assert branch.subgraphs() == [branch.attrs["true_graph"], branch.attrs["false_graph"]]
+    assert control_flow.subgraph_attrs("Add") == () and graph.nodes[0].subgraphs() == []
+    for name, op in control_flow.all_control_flow_ops().items():
+        assert control_flow.subgraph_attrs(name) == op.subgraphs
+
+
 # -- a new control-flow op is one registration -----------------------------------------------
 def _call_infer(node):
     return [(v.dtype, v.shape) for v in node.attrs["fn"].outputs]
@@ -129,6 +141,7 @@ def test_a_new_control_flow_op_needs_only_its_registration(call_op, capsys):
     inputs, sizes = control_flow.join("Call", args=[x], fn_captures=fn.captures)
     node = graph.add_node("Call", inputs, dict(fn=fn, **sizes), [(dtypes.int32, TensorShape([]))])
     graph.outputs = list(node.outputs)
+    assert node.subgraphs() == [fn]  # the registration says where the sub-graphs are
     verify(graph)
     rewrite.remove_dead_nodes(graph)
     verify(graph)

@@ -48,6 +48,16 @@ def test_a_value_used_before_it_is_defined_is_reported():
         verify(graph)
 
 
+def test_a_graph_in_an_attr_the_op_does_not_register_is_reported():
+    # every walker (cloning, pruning, lowering) visits only the registered sub-graph attrs
+    graph = traced_graph(lambda x: x + 1.0, al.constant(1.0))
+    node = next(n for n in graph.nodes if n.op == "Add")
+    node.attrs["body"] = Graph("stray", graph)
+    with pytest.raises(GraphError, match=r"node add \(Add\).*attr 'body' holds a graph, but Add registers "
+                                         r"sub-graphs only in \[\]"):
+        verify(graph)
+
+
 def test_a_value_of_another_graph_is_reported():
     graph = traced_graph(lambda x: x + 1.0, al.constant(1.0))
     other = Graph("other")

@@ -22,7 +22,7 @@ from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
 from autoloop.backends.jax.interrupts import Watch
 from autoloop.backends.jax.layouts import Layouts
-from autoloop.backends.jax.lowering import calls_host
+from autoloop.backends.jax.marks import calls_host, unsupported
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
@@ -93,7 +93,6 @@ def refuse_session_state(graph) -> None:
     node = next((n for n in graph.walk() if n.op in VARIABLE_OPS and _graph_variable(n)), None)
     if node is None:
         return
-    from autoloop.backends.jax.lowering import unsupported
     handle = node if node.op == "VarHandleOp" else node.inputs[0].node
     variable = handle.attrs.get("variable") or handle.attrs.get("value")
     name = getattr(variable, "name", None) or getattr(variable, "_name", "?")

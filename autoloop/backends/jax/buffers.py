@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.backends.jax.layouts import BufferLayout, ElementSpec
-from autoloop.backends.jax.lowering import checked, is_static, unsupported, with_node
+from autoloop.backends.jax.marks import checked, is_static, unsupported, with_node
 from autoloop.control_flow import tensor_array
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.errors import InvalidArgumentError

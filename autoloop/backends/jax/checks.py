@@ -164,7 +164,7 @@ def raise_failure(sites: Sites, code, witness: dict) -> None:
 
 
 def replay(*positions, when=None):
-    """A site rule (`autoloop.backends.jax.lowering.checked`) for a node whose numpy kernel raises.
+    """A site rule (`autoloop.backends.jax.marks.checked`) for a node whose numpy kernel raises.
 
     The witness is the node's inputs at `positions` (those it has); on failure the numpy
     kernel runs again on them (the other inputs: their values if tracing

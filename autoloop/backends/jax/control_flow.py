@@ -34,7 +34,7 @@ import re
 import numpy as np
 
 from autoloop.backends.jax import interrupts
-from autoloop.backends.jax.lowering import is_static, unsupported
+from autoloop.backends.jax.marks import is_static, unsupported
 from autoloop.control_flow.loop_vars import as_code
 from autoloop.ir import control_flow
 from autoloop.ops.v1_ops import UPDATE_OPS

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.backends.jax.buffers import Buffer, as_index
-from autoloop.backends.jax.lowering import is_static, unsupported, with_node
+from autoloop.backends.jax.marks import is_static, unsupported, with_node
 
 
 # -- stacks: where a gradient saves values, pushed at the loop counter ------------------------------

@@ -52,7 +52,7 @@ def interruptible(node) -> bool:
 
 
 def interrupt_site(node):
-    """The site rule of a ``While`` (`autoloop.backends.jax.lowering.checked`): an interruptible loop's
+    """The site rule of a ``While`` (`autoloop.backends.jax.marks.checked`): an interruptible loop's
     check fails when Ctrl-C stopped it, and raises `KeyboardInterrupt` from the user's loop line."""
     if not interruptible(node):
         return None

@@ -40,7 +40,7 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.ir.trips import known
 from autoloop.backends.jax.lengths import VERSION_OF, Lengths
-from autoloop.backends.jax.lowering import unsupported
+from autoloop.backends.jax.marks import unsupported
 from autoloop.control_flow.array_elements import ArrayElements
 from autoloop.ir import control_flow
 from autoloop.shapes import TensorShape
@@ -147,7 +147,8 @@ class Layouts:
         nodes = [n for n in graph.walk() if n.op in ("StackPush", "StackGet")]
         joined = True
         while joined:
-            joined, element_of = False, {}
+            joined = False
+            element_of: dict = {}
             for node in nodes:
                 element = node.inputs[2] if node.op == "StackPush" else node.outputs[0]
                 if element.dtype is not dtypes.variant:

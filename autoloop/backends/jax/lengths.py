@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from autoloop import dtypes
-from autoloop.backends.jax.lowering import unsupported
+from autoloop.backends.jax.marks import unsupported
 from autoloop.ir import control_flow
 from autoloop.ir.trips import captured_from, known, trip_count
 from autoloop.ops.location import format_location

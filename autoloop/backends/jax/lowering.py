@@ -14,13 +14,13 @@ rules per node, by table lookup:
   ``While`` -> ``lax.while_loop``, ``Cond`` -> ``lax.cond``, ``Scan``);
 - any other op runs its ``"jax"`` kernel from the op registry
   (``OpDef.kernels["jax"]``). A plain kernel is ``fn(*values, **attrs)``;
-  one marked `with_node` also gets the lowering and the node
+  one marked `autoloop.backends.jax.marks.with_node` also gets the lowering and the node
   (``fn(lowering, node, *values, **attrs)``): kernels that check values at
   run time (`autoloop.backends.jax.checks`), read a list's layout, or have
   effects.
 
 What XLA cannot express is a `BackendError` raised here, at trace time,
-naming the user's line (`unsupported`); never a JAX traceback.
+naming the user's line (`autoloop.backends.jax.marks.unsupported`); never a JAX traceback.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from autoloop.backends.jax.checks import ErrorState
-from autoloop.errors import AutoloopError, BackendError
+from autoloop.backends.jax.marks import calls_host, is_static, unsupported
+from autoloop.errors import AutoloopError
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
 from autoloop.ops import registry
@@ -36,65 +37,6 @@ from autoloop.ops.location import format_location
 from autoloop.ir.graph import op_attrs_of
 
 FOLD_ELEMENTS = 64  # numpy computes a result of at most this many elements while lowering; XLA the rest
-
-
-def with_node(kernel):
-    """Mark a JAX kernel that takes ``(lowering, node, *values, **attrs)``."""
-    kernel.takes_node = True
-    return kernel
-
-
-def host_call(kernel):
-    """Mark a JAX kernel that calls the host (prints, draws numbers; it takes the node, as `with_node`):
-    it runs each time the program runs, never folded while lowering, and the program waits for it."""
-    kernel.host_call = True
-    return with_node(kernel)
-
-
-def calls_host(node) -> bool:
-    """Whether `node`'s JAX kernel is a `host_call`."""
-    try:
-        return getattr(registry.get(node.op).kernel_for("jax").fn, "host_call", False)
-    except KeyError:  # a control-flow op, or an op without a JAX kernel
-        return False
-
-
-def checked(site):
-    """Mark a JAX kernel that checks values at run time (it takes the node, as `with_node`).
-
-    ``site(node)`` says, before lowering, whether `node` needs a check: None,
-    or ``(witness, reproduce)``: the ``(numpy dtype, shape)`` of each value its
-    message needs, and ``reproduce(*witness_values)``, which raises the numpy
-    executor's error (`autoloop.backends.jax.checks`). The kernel calls
-    ``lowering.check(node, failed, witness_values)``.
-    """
-    def mark(kernel):
-        kernel.takes_node = True
-        kernel.site = site
-        return kernel
-    return mark
-
-
-def is_static(value) -> bool:
-    """Whether `value` is known while lowering (a numpy value), not a traced JAX value."""
-    return isinstance(value, np.ndarray | np.generic | bool | int | float)
-
-
-def unsupported(node, what: str, fix: str) -> BackendError:
-    """The error for something XLA cannot compile: what, where (the user's line), and the fix."""
-    location = getattr(node, "location", None)
-    error = BackendError(f"{what} (at {format_location(location)}) cannot be compiled by XLA (backend='jax'): {fix}")
-    error.location = location  # where `autoloop.backends.jax.program` raises it
-    return error
-
-
-def static_value(node, value, what: str):
-    """`value` as a numpy value, or a `BackendError`: XLA needs it while compiling."""
-    if is_static(value):
-        return value
-    raise unsupported(node, f"{node.op} takes {what} from the values of its inputs, so it",
-                      "XLA compiles arrays of static shape only. Compute it from shapes and constants, "
-                      "pad to a fixed size, or run on backend='numpy'")
 
 
 class Lowering:

@@ -33,6 +33,7 @@ import numpy as np
 
 from autoloop.backends.jax import buffers, checks, variables
 from autoloop.backends.jax.analysis import ProgramFacts
+from autoloop.backends.jax.marks import unsupported
 from autoloop.errors import BackendError, raise_at
 
 _registered = threading.Lock()
@@ -225,7 +226,6 @@ def _raise_at_users_line(error: BackendError):
 
 def _refuse_list_inputs(graph) -> None:
     """Lists come into a program only as the values a loop saved for a gradient an eager tape takes."""
-    from autoloop.backends.jax.lowering import unsupported
     from autoloop.dtypes import variant
     if any(value.dtype is variant for value in graph.inputs):
         saving = next((n for n in graph.walk() if n.op == "StackGet"), None)

@@ -24,7 +24,7 @@ import numpy as np
 from autoloop.ir.trips import trip_count
 from autoloop.backends.jax.buffers import Buffer, Padded
 from autoloop.backends.jax.control_flow import check_shapes_kept, refuse_variable_writes, run_subgraph
-from autoloop.backends.jax.lowering import is_static, unsupported
+from autoloop.backends.jax.marks import is_static, unsupported
 from autoloop.control_flow.scan_run import frame_limit
 from autoloop.ir import control_flow
 

@@ -29,7 +29,7 @@ import contextlib
 
 import numpy as np
 
-from autoloop.backends.jax.lowering import with_node
+from autoloop.backends.jax.marks import with_node
 
 
 class VariableState:

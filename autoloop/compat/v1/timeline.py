@@ -113,7 +113,8 @@ class Timeline:
         `show_dataflow` and `show_memory` are accepted for TensorFlow's
         signature; this trace has neither arrows nor memory counters.
         """
-        events, threads = [], {}  # (pid, thread id) -> (row, thread name)
+        events: list = []
+        threads: dict = {}  # (pid, thread id) -> (row, thread name)
         for pid, device in enumerate(self.step_stats.dev_stats):
             events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": device.device}})
             for stats in device.node_stats:

@@ -17,7 +17,7 @@ def compute(cfg: CFG, effects, local_names, parameters):
     everything = frozenset(local_names)
     defined_in, maybe_in = {}, {}
     defined_out = {node: everything for node in cfg.successors}
-    maybe_out = {node: frozenset() for node in cfg.successors}
+    maybe_out: dict = {node: frozenset() for node in cfg.successors}
     defined_out[ENTRY] = maybe_out[ENTRY] = frozenset(parameters)
     work = list(cfg.order)  # created last = earliest in the program: popped first
     pending = set(work)

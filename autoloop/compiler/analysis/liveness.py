@@ -29,14 +29,14 @@ def _killed(name: str, kills) -> bool:
 
 def compute(cfg: CFG, effects) -> tuple[dict, dict]:
     """``(live_in, live_out)`` for every node of `cfg`."""
-    live_in = {node: frozenset() for node in cfg.successors}
+    live_in: dict = {node: frozenset() for node in cfg.successors}
     live_out = dict(live_in)
     work = list(reversed(cfg.order))
     pending = set(work)
     while work:
         node = work.pop()
         pending.discard(node)
-        out = set()
+        out: set = set()
         for successor in cfg.successors[node]:
             out |= live_in[successor]
         node_effects = effects.get(node)

@@ -375,7 +375,7 @@ class Scopes:
 
     def modified_in(self, statements) -> frozenset:
         """Names modified anywhere in `statements` (nested blocks included)."""
-        result = set()
+        result: set = set()
         for statement in statements:
             self._collect_modified(statement, result)
         return frozenset(result - self.declared)

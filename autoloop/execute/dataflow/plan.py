@@ -65,7 +65,7 @@ from autoloop.execute.interpreter import kernel_of
 from autoloop.execute.statements import IN_PLACE_MIN_BYTES, _allocates
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
-from autoloop.ir.graph import Graph
+from autoloop.ir.graph import Graph, op_attrs_of
 from autoloop.ir.rewrite import clone
 from autoloop.ops import registry
 
@@ -233,13 +233,9 @@ def _ufunc_node(node: Node) -> bool:
     """Whether `node` runs a one-output ufunc kernel with no attrs and no effects (its result is a new array)."""
     source = node.source
     if (source is None or node.runs_loop is not None or source.op != node.op or node.op in MACHINERY_OPS
-            or control_flow.lookup(node.op) is not None or has_effects(source) or _attrs(source)):
+            or control_flow.lookup(node.op) is not None or has_effects(source) or op_attrs_of(source.attrs)):
         return False
     return _allocates(source)
-
-
-def _attrs(node) -> dict:
-    return {k: v for k, v in node.attrs.items() if not k.startswith("_")}
 
 
 def _in_place_kernel(node: Node, slot: int):

@@ -15,7 +15,7 @@ import numpy as np
 
 from autoloop.ir.trips import counter_range
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, is_static, static_value, unsupported, with_node
+from autoloop.backends.jax.marks import checked, is_static, static_value, unsupported, with_node
 from autoloop.errors import InvalidArgumentError
 from autoloop.ops.array_ops import _index_of
 from autoloop.ops.creation_ops import _range_length

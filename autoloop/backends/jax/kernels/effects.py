@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, host_call, static_value, unsupported
+from autoloop.backends.jax.marks import checked, host_call, static_value, unsupported
 from autoloop.ops import registry
 from autoloop.ir.graph import op_attrs_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked
+from autoloop.backends.jax.marks import checked
 
 
 def _checked_result(lowering, node, inputs, result):

@@ -7,7 +7,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, with_node
+from autoloop.backends.jax.marks import checked, with_node
 
 
 # Integer ``//`` and ``%`` check their divisor (flag ``integer``), as the numpy kernel does; its

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autoloop.backends.jax.checks import replay
-from autoloop.backends.jax.lowering import checked, static_value
+from autoloop.backends.jax.marks import checked, static_value
 from autoloop.ops.segment_ops import _identity
 
 _REDUCERS = {"sum": jax.ops.segment_sum, "prod": jax.ops.segment_prod, "max": jax.ops.segment_max,

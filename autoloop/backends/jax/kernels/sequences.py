@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from autoloop.backends.jax.lowering import unsupported, with_node
+from autoloop.backends.jax.marks import unsupported, with_node
 
 
 def searchsorted(sorted_sequence, values, side, out_type):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from autoloop.backends.jax.lowering import static_value, with_node
+from autoloop.backends.jax.marks import static_value, with_node
 from autoloop.ops import registry
 
 
