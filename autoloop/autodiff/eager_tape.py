@@ -170,6 +170,8 @@ class _Follower:
 class CheckpointedLoop:
     """An eager checkpointed loop on the tape: its checkpoints, and how to rerun an iteration."""
 
+    what = "a checkpointed while loop"  # for messages
+
     def __init__(self, loop, schedule, step, initial, checkpoints, iterations, final, captured):
         self.loop, self.schedule, self.step = loop, schedule, step
         self.initial, self.checkpoints, self.iterations, self.final = initial, checkpoints, iterations, final

@@ -133,6 +133,8 @@ def call(concrete, inputs: list, arrays: list):
 class CallEntry:
     """A recorded call: see the module docstring."""
 
+    what = "a call of a traced function"  # for messages
+
     def __init__(self, pair: GradientPair, inputs, outputs, saved):
         self.pair, self.inputs, self.outputs, self.saved = pair, inputs, outputs, saved
 

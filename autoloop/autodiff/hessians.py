@@ -37,7 +37,7 @@ def hessians(ys, xs, gate_gradients=False, aggregation_method=None, colocate_gra
             results.append(None)
             continue
         (hessian,) = jacobian(lambda seed, g=gradient, x=x: graph_gradients(graph, [g], [x], [seed]), gradient,
-                              [x], UnconnectedGradients.ZERO)
+                              [x], UnconnectedGradients.ZERO, vectorize=False)
         results.append(hessian)
     return results
 

@@ -48,7 +48,7 @@ import numpy as np
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
-from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
+from autoloop.autodiff.jacobian import UnconnectedGradients, fall_back, unconnected_option
 from autoloop.autodiff.jacobian import batch_jacobian as batch_jacobian_rows, jacobian as jacobian_rows
 from autoloop.ir import context
 from autoloop.ops import recording
@@ -230,7 +230,8 @@ class GradientTape:
         flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
         with self._differentiating():
             vjp = self._vjp([target], flat_sources, context.current_graph())
-            found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations)
+            found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations,
+                                  self._vectorize(experimental_use_pfor, "jacobian"))
         return nest.pack_sequence_as(sources, found)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
@@ -247,7 +248,8 @@ class GradientTape:
         target, source = _as_tensor(target), _as_tensor(source)
         with self._differentiating():
             vjp = self._vjp([target], [source], context.current_graph())
-            return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations)
+            return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations,
+                                       self._vectorize(experimental_use_pfor, "batch_jacobian"))
 
     def _start_jacobian(self, unconnected, use_pfor, what):
         """Check the tape may give a Jacobian now; returns the `UnconnectedGradients` option."""
@@ -259,6 +261,18 @@ class GradientTape:
                                f"tape created with GradientTape(persistent=True)")
         self._used = True
         return unconnected_option(unconnected)
+
+    def _vectorize(self, use_pfor, what) -> bool:
+        """Whether a Jacobian is vectorized: as asked, unless an eager tape recorded what cannot be traced
+        into one batched program (a call of a traced function, a checkpointed loop): then the row loop,
+        with a warning."""
+        if not use_pfor or self._graph is not None:
+            return bool(use_pfor)
+        untraceable = next((e for e in self._tape.entries if not isinstance(e, eager_tape.Entry)), None)
+        if untraceable is None:
+            return True
+        fall_back(what, f"the tape recorded {untraceable.what}, whose backward pass runs eagerly only")
+        return False
 
     @contextlib.contextmanager
     def _differentiating(self):

@@ -42,10 +42,7 @@ def test_eager_jacobian_matches_finite_differences():
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(), _numeric_jacobian(_eval, x0), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("backend_name", BACKENDS)
-def test_traced_jacobian_is_one_row_loop(backend_name):
-    x0 = np.array([[0.3, -0.7], [1.1, 0.2]])
-
+def _traced_jacobian(backend_name, use_pfor):
     @al.function(backend=backend_name)
     def f(x):
         with al.GradientTape() as tape:
@@ -53,13 +50,35 @@ def test_traced_jacobian_is_one_row_loop(backend_name):
             y = x
             for _ in al.range(3):
                 y = al.sin(y) * x + al.reduce_sum(x)
-        return tape.jacobian(y, x)
+        return tape.jacobian(y, x, experimental_use_pfor=use_pfor)
+    return f
 
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_traced_jacobian_without_pfor_is_one_row_loop(backend_name):
+    x0 = np.array([[0.3, -0.7], [1.1, 0.2]])
+    f = _traced_jacobian(backend_name, False)
     np.testing.assert_allclose(f(x0).numpy(), _numeric_jacobian(_eval, x0), rtol=1e-6, atol=1e-8)
     graph = f.get_concrete_function(x0).graph
     rows = [n for n in graph.nodes if n.op == "While"]
     assert len(rows) == 2  # the forward loop and the row loop: the backward pass is not unrolled per row
     assert any(n.op == "While" for n in rows[1].attrs["body"].nodes)  # one backward loop, inside the rows
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_traced_jacobian_with_pfor_is_one_batched_backward_loop(backend_name, recwarn):
+    x0 = np.array([[0.3, -0.7], [1.1, 0.2]])
+    f = _traced_jacobian(backend_name, True)
+    found = f(x0).numpy()
+    np.testing.assert_allclose(found, _numeric_jacobian(_eval, x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(found, _traced_jacobian(backend_name, False)(x0).numpy())
+    graph = f.get_concrete_function(x0).graph
+    loops = [n for n in graph.nodes if n.op == "While"]
+    assert len(loops) == 2  # the forward loop, and the backward loop run once for all 4 rows
+    backward = loops[1]
+    assert not any(n.op in ("While", "Scan") for n in backward.attrs["body"].nodes)
+    assert (4, 2, 2) in [tuple(v.shape.as_list()) for v in backward.outputs]  # cotangents, rows on axis 0
+    assert not recwarn.list  # every op of the backward pass batched: no fallback
 
 
 def test_unconnected_and_structures():
@@ -92,8 +111,9 @@ def test_tape_rules():
         tape.jacobian(y, x, experimental_use_pfor=False)
 
 
+@pytest.mark.parametrize("use_pfor", [True, False])
 @pytest.mark.parametrize("traced", [False, True])
-def test_batch_jacobian(traced):
+def test_batch_jacobian(traced, use_pfor):
     x0 = np.random.default_rng(0).standard_normal((3, 2))
     w = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
 
@@ -101,10 +121,10 @@ def test_batch_jacobian(traced):
         return al.tanh(al.matmul(x, w))
 
     def run(x):
-        with al.GradientTape() as tape:
+        with al.GradientTape(persistent=True) as tape:
             tape.watch(x)
             y = per_example(x)
-        return tape.batch_jacobian(y, x)
+        return tape.batch_jacobian(y, x, experimental_use_pfor=use_pfor)
 
     found = (al.function(run)(x0) if traced else run(al.constant(x0))).numpy()
     assert found.shape == (3, 3, 2)
@@ -117,3 +137,76 @@ def test_batch_jacobian(traced):
             tape.watch(x)
             y = al.reduce_sum(x, axis=1)[:2]
         tape.batch_jacobian(y, x)
+
+
+def _with_tensor_array(x, use_pfor):
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        frames = al.TensorArray(al.float64, size=3)
+        y = x
+        for i in al.range(3):
+            y = al.sin(y) * x
+            frames = frames.write(i, y)
+        stacked = frames.stack()
+    return tape.jacobian(stacked, x, experimental_use_pfor=use_pfor)
+
+
+def test_a_backward_pass_that_cannot_be_batched_is_the_row_loop_with_a_warning():
+    x0 = np.array([0.3, 0.5])
+    looped = al.function(lambda x: _with_tensor_array(x, False))(x0).numpy()
+    with pytest.warns(UserWarning, match=r"jacobian at .*test_jacobian.py:\d+ computes its rows one at a time .*"
+                                         r"TensorArray .*experimental_use_pfor=False"):
+        vectorized = al.function(lambda x: _with_tensor_array(x, True))(x0).numpy()
+    np.testing.assert_array_equal(vectorized, looped)
+    expected = _numeric_jacobian(lambda v: _with_tensor_array_value(v), x0)
+    np.testing.assert_allclose(vectorized, expected, rtol=1e-6, atol=1e-8)
+
+
+def _with_tensor_array_value(x):
+    y, rows = al.constant(x), []
+    for _ in range(3):
+        y = al.sin(y) * x
+        rows.append(y.numpy())
+    return np.stack(rows)
+
+
+def test_an_op_without_a_batching_rule_runs_once_per_row_with_a_warning():
+    x0 = np.array([0.3, -0.7, 1.1])
+
+    def run(x, use_pfor):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            y = al.scatter_nd([[2], [0]], al.sin(x[:2]), [3]) * 3.0  # its gradient is a GatherNd
+        return tape.jacobian(y, x, experimental_use_pfor=use_pfor)
+
+    with pytest.warns(UserWarning, match=r"GradientTape.jacobian runs GatherNd .* once per entry"):
+        vectorized = al.function(lambda x: run(x, True))(x0).numpy()
+    np.testing.assert_array_equal(vectorized, al.function(lambda x: run(x, False))(x0).numpy())
+    assert vectorized[2, 0] == pytest.approx(3 * np.cos(0.3)) and vectorized[0, 1] == pytest.approx(3 * np.cos(-0.7))
+    assert np.count_nonzero(vectorized) == 2
+
+
+def test_eagerly_a_recorded_function_call_makes_the_row_loop_with_a_warning():
+    inner = al.function(lambda x: al.sin(x) * x)
+    x = al.constant([0.3, -0.7])
+    with al.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = inner(x) * 2.0
+    with pytest.warns(UserWarning, match="recorded a call of a traced function"):
+        vectorized = tape.jacobian(y, x).numpy()
+    np.testing.assert_array_equal(vectorized, tape.jacobian(y, x, experimental_use_pfor=False).numpy())
+    np.testing.assert_allclose(vectorized, np.diag(2 * (np.cos([0.3, -0.7]) * [0.3, -0.7] + np.sin([0.3, -0.7]))))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_vectorized_jacobian_of_a_target_whose_size_is_known_only_when_it_runs(traced):
+    def run(x):
+        with al.GradientTape() as tape:
+            tape.watch(x)
+            y = al.boolean_mask(x, x > 0.0) ** 2.0
+        return tape.jacobian(y, x)
+
+    x0 = np.array([0.5, -1.0, 2.0])
+    found = (al.function(run, input_signature=[al.TensorSpec([None], al.float64)])(x0) if traced
+             else run(al.constant(x0))).numpy()
+    np.testing.assert_allclose(found, [[1.0, 0.0, 0.0], [0.0, 0.0, 4.0]])

@@ -52,7 +52,19 @@ OP_CASES = {
     "shape": (lambda x: (al.cast(al.shape(x), al.float32), al.cast(al.size(x), al.float32)),
               (al.float32, al.float32)),
     "where": (lambda x: al.where(x > 0.0, x, al.zeros_like(x)), None),
+    # what backward passes are made of (a Jacobian batches them over its rows)
+    "broadcast and sum back": (lambda x: (al.broadcast_to(x[:, :1], [4, 2, 3]), _sum_to_shape(x, [3]),
+                                          _sum_to_shape(x, [1, 3]), al.ensure_shape(x, [2, None])),
+                               (al.float32,) * 4),
+    "einsum": (lambda x: (al.einsum("ij,jk->ik", x, W), al.einsum("ij->j", x)), (al.float32, al.float32)),
+    "scatter": (lambda x: al.scatter_nd([[1], [0]], x, [3, 3]), None),
+    "pad and roll": (lambda x: (al.pad(x, [[1, 0], [0, 2]]), al.roll(x, 1, axis=1)), (al.float32, al.float32)),
 }
+
+
+def _sum_to_shape(x, shape):
+    from autoloop.ops.gradient_support import sum_to_shape
+    return sum_to_shape(x, al.constant(shape))
 
 
 @pytest.mark.parametrize("case", sorted(OP_CASES))
