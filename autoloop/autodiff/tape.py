@@ -377,13 +377,41 @@ class CallPoints:
             self.variables.append(variable)
         return value + point
 
-    @contextlib.contextmanager
     def active(self):
-        _recording_tapes().append(self)
-        try:
-            yield self
-        finally:
-            _recording_tapes().remove(self)
+        return _watching(self)
+
+
+class VariableWatcher:
+    """While a `custom_gradient` function runs: the trainable variables it reads (`variables`, in the order
+    of their first reads), as TensorFlow's variable watcher finds them; the reads are left as they are."""
+
+    watch_accessed_variables = True
+    _watched_variables = ()
+
+    def __init__(self, graph):
+        self._graph = graph
+        self._seen: dict = {}
+
+    @property
+    def variables(self) -> list:
+        return list(self._seen)
+
+    def _read(self, variable, value):
+        self._seen.setdefault(variable, None)
+        return value
+
+    def active(self):
+        return _watching(self)
+
+
+@contextlib.contextmanager
+def _watching(reader):
+    """`reader` (a `CallPoints` or `VariableWatcher`) sees the variable reads inside the block."""
+    _recording_tapes().append(reader)
+    try:
+        yield reader
+    finally:
+        _recording_tapes().remove(reader)
 
 
 def point_values(variables) -> list:
