@@ -16,7 +16,8 @@ what ran before the block, or inside ``stop_recording()``, is a constant
 to the tape, and so is a tensor that was not watched.
 
 `jacobian` and `batch_jacobian` seed the same backward pass with each
-entry of the target in turn, in one loop (`autoloop.autodiff.jacobian`).
+entry of the target: vectorized over the rows, or in one loop
+(`autoloop.autodiff.jacobian`).
 
 A tape gives one `gradient` (or Jacobian) unless it is ``persistent=True``.
 
@@ -219,11 +220,12 @@ class GradientTape:
         Entry ``[i..., j...]`` of a source's Jacobian (shape
         ``target.shape + source.shape``) is ``d target[i...] / d source[j...]``;
         None where no recorded path connects them (``unconnected_gradients=
-        UnconnectedGradients.ZERO``: zeros). One backward pass per entry of
-        the target, run as one loop (`autoloop.autodiff.jacobian`);
-        `experimental_use_pfor` is accepted (the loop is the only form).
-        As in TensorFlow, eagerly with ``experimental_use_pfor=False`` the
-        tape must be persistent.
+        UnconnectedGradients.ZERO``: zeros). The backward pass seeded with
+        each entry of the target: batched over all of them at once
+        (``experimental_use_pfor=True``), or one pass per entry in one loop
+        (`autoloop.autodiff.jacobian` says how, and when the first falls back
+        to the second, with a warning). As in TensorFlow, eagerly with
+        ``experimental_use_pfor=False`` the tape must be persistent.
         """
         unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor, "jacobian")
         target = _as_tensor(target)

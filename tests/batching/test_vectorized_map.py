@@ -58,8 +58,14 @@ OP_CASES = {
                                (al.float32,) * 4),
     "einsum": (lambda x: (al.einsum("ij,jk->ik", x, W), al.einsum("ij->j", x)), (al.float32, al.float32)),
     "scatter": (lambda x: al.scatter_nd([[1], [0]], x, [3, 3]), None),
+    "matrices": (lambda x: (al.linalg.inv(_spd(x)), al.linalg.cholesky(_spd(x))), (al.float32, al.float32)),
     "pad and roll": (lambda x: (al.pad(x, [[1, 0], [0, 2]]), al.roll(x, 1, axis=1)), (al.float32, al.float32)),
 }
+
+
+def _spd(x):
+    """A symmetric positive definite 3 x 3 matrix made from a 2 x 3 entry."""
+    return al.matmul(x, x, transpose_a=True) + 3.0 * al.eye(3)
 
 
 def _sum_to_shape(x, shape):
