@@ -21,9 +21,9 @@ Two ways compute the rows, `vectorized_rows` and `rows`:
   the rows with a ``TensorArray`` per source, so a traced function holds
   one copy of the backward pass, not one per row.
 
-Eagerly, the vectorized form traces the recorded backward pass into a
-function (forward values as constants) and runs that once; the row loop
-runs op by op.
+Eagerly, the vectorized form traces the recorded backward pass once (the
+forward values as constants) and the interpreter runs it batched, op by op;
+the row loop runs op by op too.
 
     with autoloop.GradientTape() as tape:
         tape.watch(x)
@@ -80,12 +80,6 @@ def compute_rows(count, seed, vjp, sources, parallel_iterations=None, vectorize=
     """
     if not vectorize:
         return rows(count, lambda i: vjp(seed(i)), sources, parallel_iterations)
-    if context.current_graph() is None:  # traced into a function of its own, run once
-        from autoloop.traced_function import function
-        found = []
-        stacked = function(lambda: found.append(_vectorized_or_rows(count, seed, vjp, sources, what)) or found[0][0],
-                           autograph=False)()
-        return list(stacked), found[0][1]
     return _vectorized_or_rows(count, seed, vjp, sources, what)
 
 
@@ -107,10 +101,12 @@ def fall_back(what: str, why: str) -> None:
 
 
 def vectorized_rows(count, seed, vjp, sources, what="jacobian"):
-    """As `compute_rows`, the VJP traced once on one seed and batched over all of them (inside a trace).
+    """As `compute_rows`, the VJP traced once on one seed and batched over all of them.
 
     Raises `Unbatchable`, having built nothing, where the batching
-    interpreter cannot batch the VJP: it is tried in a scratch graph first.
+    interpreter cannot batch the VJP: inside a trace it is tried in a
+    scratch graph first (eagerly the batched ops run as they come, and
+    leave nothing behind).
     """
     connected = [False] * len(sources)
 
@@ -124,9 +120,10 @@ def vectorized_rows(count, seed, vjp, sources, what="jacobian"):
     one, _ = trace_element(one_row, [seeds], name=f"{what}_row")
     batching = Batching(count if isinstance(count, int) else None, None if isinstance(count, int) else seeds,
                         caller=f"GradientTape.{what}")
-    probe = Graph(f"{what}_probe", context.current_graph())
-    with context.building(probe):
-        run_batched(one, [Tensor(value=probe.add_input(seeds.dtype, seeds.shape))], replace(batching, warn=False))
+    if context.current_graph() is not None:
+        probe = Graph(f"{what}_probe", context.current_graph())
+        with context.building(probe):
+            run_batched(one, [Tensor(value=probe.add_input(seeds.dtype, seeds.shape))], replace(batching, warn=False))
     return run_batched(one, [seeds], batching), connected
 
 

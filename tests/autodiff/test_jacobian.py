@@ -158,6 +158,9 @@ def test_a_backward_pass_that_cannot_be_batched_is_the_row_loop_with_a_warning()
                                          r"TensorArray .*experimental_use_pfor=False"):
         vectorized = al.function(lambda x: _with_tensor_array(x, True))(x0).numpy()
     np.testing.assert_array_equal(vectorized, looped)
+    with pytest.warns(UserWarning, match="computes its rows one at a time .*TensorArray"):
+        eager = _with_tensor_array(al.constant(x0), True).numpy()  # stops batching midway, leaving nothing
+    np.testing.assert_allclose(eager, looped, rtol=1e-12)
     expected = _numeric_jacobian(lambda v: _with_tensor_array_value(v), x0)
     np.testing.assert_allclose(vectorized, expected, rtol=1e-6, atol=1e-8)
 
