@@ -262,17 +262,37 @@ def _einsum(node, inputs, batched, batching):
     return [apply("Einsum", inputs, dict(public_attrs(node), equation=equation))], [True]
 
 
+def _gather_nd(node, inputs, batched, batching):
+    """Per-entry params read at shared indices: the entries' axis moved behind the indexed axes (each
+    coordinate then reads a slice holding every entry), gathered, and moved back in front."""
+    from autoloop.ops.api import transpose
+    if batched != [True, False]:
+        raise NoRule("the indices differ per entry")
+    depth = _index_depth(node.inputs[1])
+    rank = unbatched_rank(node.inputs[0])
+    moved = transpose(inputs[0], list(range(1, depth + 1)) + [0] + list(range(depth + 1, rank + 1)))
+    gathered = apply("GatherNd", [moved, inputs[1]])
+    lead = unbatched_rank(node.inputs[1]) - 1
+    total = unbatched_rank(node.outputs[0])
+    return [transpose(gathered, [lead] + list(range(lead)) + list(range(lead + 1, total + 1)))], [True]
+
+
+def _index_depth(indices) -> int:
+    """How many leading axes each coordinate of `indices` names (its last axis, known while tracing)."""
+    depth = indices.shape[-1] if indices.shape.rank else None
+    if depth is None:
+        raise NoRule("the depth of the indices is not known while tracing")
+    return depth
+
+
 def _scatter_nd(node, inputs, batched, batching):
     """Per-entry updates scattered at shared indices: the entries' axis moved behind the indexed axes (it
     is then one more axis the updates carry), scattered, and moved back in front."""
     from autoloop.ops.api import concat, transpose
     if batched != [False, True, False]:
         raise NoRule("indices or the shape differ per entry")
-    indices, updates = node.inputs[0], node.inputs[1]
-    depth = indices.shape[-1] if indices.shape.rank is not None else None
-    if depth is None:
-        raise NoRule("the depth of the indices is not known while tracing")
-    lead, rank = unbatched_rank(indices) - 1, unbatched_rank(updates)
+    depth = _index_depth(node.inputs[0])
+    lead, rank = unbatched_rank(node.inputs[0]) - 1, unbatched_rank(node.inputs[1])
     moved = transpose(inputs[1], list(range(1, lead + 1)) + [0] + list(range(lead + 1, rank + 1)))
     dims = concat([inputs[2][:depth], _entries_vector(inputs[1], inputs[2].dtype), inputs[2][depth:]], 0)
     scattered = apply("ScatterNd", [inputs[0], moved, dims])
@@ -315,6 +335,7 @@ RULES.update({
     "StridedSliceGrad": _strided_slice_grad,
     "Einsum": _einsum,
     "ScatterNd": _scatter_nd,
+    "GatherNd": _gather_nd,
     "Pad": _padded,
     "PadGrad": _padded,
 })

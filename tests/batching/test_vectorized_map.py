@@ -57,7 +57,8 @@ OP_CASES = {
                                           _sum_to_shape(x, [1, 3]), al.ensure_shape(x, [2, None])),
                                (al.float32,) * 4),
     "einsum": (lambda x: (al.einsum("ij,jk->ik", x, W), al.einsum("ij->j", x)), (al.float32, al.float32)),
-    "scatter": (lambda x: al.scatter_nd([[1], [0]], x, [3, 3]), None),
+    "scatter and gather": (lambda x: (al.scatter_nd([[1], [0]], x, [3, 3]), al.gather_nd(x, [[1, 2], [0, 0]]),
+                                      al.gather_nd(x, [[[1]], [[0]]])), (al.float32,) * 3),
     "matrices": (lambda x: (al.linalg.inv(_spd(x)), al.linalg.cholesky(_spd(x))), (al.float32, al.float32)),
     "pad and roll": (lambda x: (al.pad(x, [[1, 0], [0, 2]]), al.roll(x, 1, axis=1)), (al.float32, al.float32)),
 }
