@@ -14,9 +14,10 @@ Two ways compute the rows, `vectorized_rows` and `rows`:
   one's, the same for every row): only its cotangents are batched. An op
   with no batching rule runs once per row inside that program, with a
   warning naming it; what cannot be batched at all (a TensorArray of
-  cotangents, a ``scan``) makes the whole Jacobian the row loop below, with
-  a warning saying why. Never a silent change of results: both ways give
-  the same Jacobian.
+  cotangents) makes the whole Jacobian the row loop below, with a warning
+  saying why. Never a silent change of results: both ways give the same
+  Jacobian. ``parallel_iterations=n`` batches `n` rows at a time, in a
+  ``while_loop`` over chunks of rows (TensorFlow's memory knob).
 - *the row loop* (``experimental_use_pfor=False``): a ``while_loop`` over
   the rows with a ``TensorArray`` per source, so a traced function holds
   one copy of the backward pass, not one per row.
@@ -78,15 +79,19 @@ def compute_rows(count, seed, vjp, sources, parallel_iterations=None, vectorize=
     the stacked rows per source (shape ``[count] + source.shape``) and
     whether each source was connected.
     """
+    if parallel_iterations is not None and (isinstance(parallel_iterations, bool) or
+                                            not isinstance(parallel_iterations, int) or parallel_iterations < 1):
+        raise ValueError(f"GradientTape.{what}: parallel_iterations must be a positive integer or None, got "
+                         f"{parallel_iterations!r}")
     if not vectorize:
         return rows(count, lambda i: vjp(seed(i)), sources, parallel_iterations)
-    return _vectorized_or_rows(count, seed, vjp, sources, what)
+    return _vectorized_or_rows(count, seed, vjp, sources, what, parallel_iterations)
 
 
-def _vectorized_or_rows(count, seed, vjp, sources, what):
+def _vectorized_or_rows(count, seed, vjp, sources, what, chunk):
     """`vectorized_rows`, or the row loop with a warning saying why where the VJP cannot be batched."""
     try:
-        return vectorized_rows(count, seed, vjp, sources, what)
+        return vectorized_rows(count, seed, vjp, sources, what, chunk)
     except Unbatchable as why:
         fall_back(what, f"its backward pass cannot be batched: {why}")
         return rows(count, lambda i: vjp(seed(i)), sources)
@@ -100,8 +105,9 @@ def fall_back(what: str, why: str) -> None:
                   f"this warning)", stacklevel=4)
 
 
-def vectorized_rows(count, seed, vjp, sources, what="jacobian"):
-    """As `compute_rows`, the VJP traced once on one seed and batched over all of them.
+def vectorized_rows(count, seed, vjp, sources, what="jacobian", chunk=None):
+    """As `compute_rows`, the VJP traced once on one seed and batched over all of them, or over `chunk`
+    seeds at a time in a ``while_loop`` (TensorFlow's `parallel_iterations`: it bounds the memory).
 
     Raises `Unbatchable`, having built nothing, where the batching
     interpreter cannot batch the VJP: inside a trace it is tried in a
@@ -116,15 +122,39 @@ def vectorized_rows(count, seed, vjp, sources, what="jacobian"):
             connected[k] = connected[k] or grad is not None
         return [grad if grad is not None else zeros_like(source) for grad, source in zip(found, sources)]
 
-    seeds = seed(range_(count))
+    whole = chunk is None or (isinstance(count, int) and chunk >= count)
+    size = count if whole else chunk
+    seeds = seed(range_(size))  # every seed, or the first chunk's (what the trace sees)
     one, _ = trace_element(one_row, [seeds], name=f"{what}_row")
-    batching = Batching(count if isinstance(count, int) else None, None if isinstance(count, int) else seeds,
+    batching = Batching(size if isinstance(size, int) else None, None if isinstance(size, int) else seeds,
                         caller=f"GradientTape.{what}")
     if context.current_graph() is not None:
         probe = Graph(f"{what}_probe", context.current_graph())
         with context.building(probe):
             run_batched(one, [Tensor(value=probe.add_input(seeds.dtype, seeds.shape))], replace(batching, warn=False))
-    return run_batched(one, [seeds], batching), connected
+    if whole:
+        return run_batched(one, [seeds], batching), connected
+    return _in_chunks(count, chunk, seed, one, batching, sources), connected
+
+
+def _in_chunks(count, chunk: int, seed, one, batching, sources) -> list:
+    """The batched VJP `one` over `chunk` seeds at a time, in a ``while_loop``: rows per source. The last
+    chunk is filled up with the zero seeds of indices past `count` (their rows are cut off)."""
+    chunks = (count + chunk - 1) // chunk
+
+    def body(k, arrays):
+        found = run_batched(one, [seed(range_(chunk) + k * chunk)], batching)  # a static range: XLA's shapes
+        return k + 1, tuple(array.write(k, rows_of) for array, rows_of in zip(arrays, found))
+
+    arrays = tuple(TensorArray(s.dtype, size=chunks, element_shape=TensorShape([chunk]).concatenate(s.shape))
+                   for s in sources)
+    _, arrays = while_loop(lambda k, arrays: k < chunks, body, (0, arrays))
+    stacked = []
+    for array, source in zip(arrays, sources):
+        rows_of = reshape(array.stack(), concat([[-1], shape(source)], 0))[:count]
+        rows_of.set_shape(TensorShape([count if isinstance(count, int) else None]).concatenate(source.shape))
+        stacked.append(rows_of)
+    return stacked
 
 
 def rows(count, row, sources, parallel_iterations=None):

@@ -42,16 +42,17 @@ def test_eager_jacobian_matches_finite_differences():
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(), _numeric_jacobian(_eval, x0), rtol=1e-6, atol=1e-8)
 
 
+def _loop_jacobian(x, **options):
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in al.range(3):
+            y = al.sin(y) * x + al.reduce_sum(x)
+    return tape.jacobian(y, x, **options)
+
+
 def _traced_jacobian(backend_name, use_pfor):
-    @al.function(backend=backend_name)
-    def f(x):
-        with al.GradientTape() as tape:
-            tape.watch(x)
-            y = x
-            for _ in al.range(3):
-                y = al.sin(y) * x + al.reduce_sum(x)
-        return tape.jacobian(y, x, experimental_use_pfor=use_pfor)
-    return f
+    return al.function(lambda x: _loop_jacobian(x, experimental_use_pfor=use_pfor), backend=backend_name)
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
@@ -213,3 +214,33 @@ def test_vectorized_jacobian_of_a_target_whose_size_is_known_only_when_it_runs(t
     found = (al.function(run, input_signature=[al.TensorSpec([None], al.float64)])(x0) if traced
              else run(al.constant(x0))).numpy()
     np.testing.assert_allclose(found, [[1.0, 0.0, 0.0], [0.0, 0.0, 4.0]])
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_parallel_iterations_vectorizes_that_many_rows_at_a_time(backend_name):
+    """TensorFlow's memory knob: the batched backward pass runs on 3 rows at a time in a loop (the last
+    chunk holds one real row), with the same Jacobian; the size may be known only when it runs."""
+    x0 = np.array([0.3, -0.7, 1.1, 0.2, 0.5, 0.9, -0.4])
+    looped = _traced_jacobian(backend_name, False)(x0).numpy()
+
+    def chunked(x):
+        return _loop_jacobian(x, parallel_iterations=3)
+
+    for f in (al.function(chunked, backend=backend_name),
+              al.function(chunked, input_signature=[al.TensorSpec([None], al.float64)])):
+        np.testing.assert_allclose(f(x0).numpy(), looped, rtol=1e-12)
+    np.testing.assert_allclose(chunked(al.constant(x0)).numpy(), looped, rtol=1e-12)
+    graph = al.function(chunked, backend=backend_name).get_concrete_function(x0).graph
+    chunk_loop = [n for n in graph.nodes if n.op == "While"][1]
+    backward = [n for n in chunk_loop.attrs["body"].nodes if n.op == "While"]
+    assert len(backward) == 1 and (3, 7) in [tuple(v.shape.as_list()) for v in backward[0].outputs]
+    with pytest.raises(ValueError, match="parallel_iterations must be a positive integer"):
+        _eager_jacobian(x0, parallel_iterations=0)
+
+
+def _eager_jacobian(x0, **options):
+    x = al.constant(x0)
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.jacobian(y, x, **options)
