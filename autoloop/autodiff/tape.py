@@ -229,12 +229,17 @@ class GradientTape:
         """
         unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor, "jacobian")
         target = _as_tensor(target)
-        flat_sources = [_as_tensor(s) for s in nest.flatten(sources)]
+        given = nest.flatten(sources)
+        flat_sources = [self._source(s) for s in given]  # a variable's watch point (None: never read)
+        read = [s for s in flat_sources if s is not None]
         with self._differentiating():
-            vjp = self._vjp([target], flat_sources, context.current_graph())
-            found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations,
-                                  self._vectorize(experimental_use_pfor, "jacobian"))
-        return nest.pack_sequence_as(sources, found)
+            vjp = self._vjp([target], read, context.current_graph())
+            found = iter(jacobian_rows(lambda seed: vjp([seed]), target, read, unconnected, parallel_iterations,
+                                       self._vectorize(experimental_use_pfor, "jacobian")) if read else [])
+        results = [next(found) if s is not None else None for s in flat_sources]
+        if unconnected is UnconnectedGradients.ZERO:
+            results = [_zeros_for_jacobian(target, g) if r is None else r for r, g in zip(results, given)]
+        return nest.pack_sequence_as(sources, results)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -266,11 +271,11 @@ class GradientTape:
 
     def _vectorize(self, use_pfor, what) -> bool:
         """Whether a Jacobian is vectorized: as asked, unless an eager tape recorded what cannot be traced
-        into one batched program (a call of a traced function, a checkpointed loop): then the row loop,
+        into one batched program (a checkpointed loop, a call returning a TensorArray): then the row loop,
         with a warning."""
         if not use_pfor or self._graph is not None:
             return bool(use_pfor)
-        untraceable = next((e for e in self._tape.entries if not isinstance(e, eager_tape.Entry)), None)
+        untraceable = next((e for e in self._tape.entries if not e.traceable), None)
         if untraceable is None:
             return True
         fall_back(what, f"the tape recorded {untraceable.what}, whose backward pass runs eagerly only")
@@ -445,6 +450,12 @@ def _plus(gradient, variable, seed):
     """`gradient` (or None) plus `seed` (None: ones), a variable target's own gradient."""
     own = ones(current_shape(variable), variable.dtype) if seed is None else convert(seed, variable.dtype)
     return own if gradient is None else gradient + own
+
+
+def _zeros_for_jacobian(target, source):
+    """The Jacobian of `target` for a variable `source` it never read: zeros of ``target.shape + source.shape``."""
+    from autoloop.ops.array_ops import concat, shape
+    return zeros(concat([shape(target), current_shape(source)], 0), target.dtype)
 
 
 def _zeros_for(source):

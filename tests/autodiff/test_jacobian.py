@@ -190,16 +190,39 @@ def test_an_op_without_a_batching_rule_runs_once_per_row_with_a_warning():
     np.testing.assert_allclose(vectorized, np.linalg.inv(a), rtol=1e-12)
 
 
-def test_eagerly_a_recorded_function_call_makes_the_row_loop_with_a_warning():
-    inner = al.function(lambda x: al.sin(x) * x)
+def test_eagerly_a_recorded_call_of_a_traced_loop_is_vectorized_too(recwarn):
+    """The call's backward graph (its loop popping the stacks the call saved) is built into the batched
+    program, its saved values as constants."""
+    @al.function
+    def inner(x):
+        y = x
+        for _ in al.range(3):
+            y = al.sin(y) * x
+        return y
+
+    x = al.constant([0.3, -0.7, 0.4])
+    with al.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = inner(x) * 2.0 + inner(x * x)
+    vectorized = tape.jacobian(y, x).numpy()
+    assert not recwarn.list
+    np.testing.assert_allclose(vectorized, tape.jacobian(y, x, experimental_use_pfor=False).numpy(), rtol=1e-12)
+
+    def value(v):
+        plain = inner.python_function
+        return (plain(al.constant(v)) * 2.0 + plain(al.constant(v * v))).numpy()
+    np.testing.assert_allclose(vectorized, _numeric_jacobian(value, x.numpy()), rtol=1e-6, atol=1e-8)
+
+
+def test_eagerly_a_checkpointed_loop_makes_the_row_loop_with_a_warning():
     x = al.constant([0.3, -0.7])
     with al.GradientTape(persistent=True) as tape:
         tape.watch(x)
-        y = inner(x) * 2.0
-    with pytest.warns(UserWarning, match="recorded a call of a traced function"):
+        _, y = al.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, al.sin(y) * x), (0, x), checkpoint=True)
+    with pytest.warns(UserWarning, match="the tape recorded a checkpointed while loop, whose backward pass runs "
+                                         "eagerly only"):
         vectorized = tape.jacobian(y, x).numpy()
     np.testing.assert_array_equal(vectorized, tape.jacobian(y, x, experimental_use_pfor=False).numpy())
-    np.testing.assert_allclose(vectorized, np.diag(2 * (np.cos([0.3, -0.7]) * [0.3, -0.7] + np.sin([0.3, -0.7]))))
 
 
 @pytest.mark.parametrize("traced", [False, True])
@@ -244,3 +267,35 @@ def _eager_jacobian(x0, **options):
         tape.watch(x)
         y = x * x
     return tape.jacobian(y, x, **options)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_jacobian_for_variables_read_in_a_traced_loop(traced):
+    """A variable source is its reads (the tape's watch points), through a call of a traced function too;
+    one never read is None, or zeros with UnconnectedGradients.ZERO."""
+    w, unused = al.Variable(np.array([0.5, -0.2, 0.3])), al.Variable(np.array([1.0, 2.0]))
+
+    @al.function
+    def inner(x):
+        y = x
+        for _ in al.range(3):
+            y = al.tanh(y * w) + x
+        return y
+
+    def jacobians(x):
+        with al.GradientTape(persistent=True) as tape:
+            y = inner(x)
+        return (tape.jacobian(y, [w, unused]), tape.jacobian(y, w, experimental_use_pfor=False),
+                tape.jacobian(y, unused, unconnected_gradients="zero"))
+
+    x0 = np.array([0.3, -0.7, 0.4])
+    (vectorized, none), looped, zeros = (al.function(jacobians) if traced else jacobians)(al.constant(x0))
+    assert none is None and zeros.shape == (3, 2) and not zeros.numpy().any()
+    np.testing.assert_allclose(vectorized.numpy(), looped.numpy(), rtol=1e-12)
+
+    def value(v):
+        y = al.constant(x0)
+        for _ in range(3):
+            y = al.tanh(y * v) + x0
+        return y.numpy()
+    np.testing.assert_allclose(vectorized.numpy(), _numeric_jacobian(value, w.numpy()), rtol=1e-5, atol=1e-7)
