@@ -299,3 +299,30 @@ def test_jacobian_for_variables_read_in_a_traced_loop(traced):
             y = al.tanh(y * v) + x0
         return y.numpy()
     np.testing.assert_allclose(vectorized.numpy(), _numeric_jacobian(value, w.numpy()), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_newton_steps_in_a_graph_loop_take_a_vectorized_jacobian_of_loop_code(backend_name, recwarn):
+    """The Jacobian built inside a while loop's body (its batched backward loop nested there)."""
+    target = np.array([0.2, -0.1, 0.3])
+
+    def residual(x):
+        y = x
+        for _ in al.range(3):
+            y = al.tanh(y) + 0.5 * x
+        return y - target
+
+    def newton(x, use_pfor):
+        for _ in al.range(6):
+            with al.GradientTape() as tape:
+                tape.watch(x)
+                r = residual(x)
+            step = al.linalg.solve(tape.jacobian(r, x, experimental_use_pfor=use_pfor), r[:, None])
+            x = x - step[:, 0]
+        return x, residual(x)
+
+    x0 = np.array([0.5, 0.5, 0.5])
+    (x, r), (looped, _) = [al.function(lambda x: newton(x, p), backend=backend_name)(x0) for p in (True, False)]
+    assert np.abs(r.numpy()).max() < 1e-9
+    np.testing.assert_allclose(x.numpy(), looped.numpy(), rtol=1e-12)
+    assert not [w for w in recwarn.list if "jacobian" in str(w.message)]
