@@ -45,9 +45,9 @@ from autoloop.control_flow.while_loop import while_loop
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 from autoloop.ops.array_ops import concat, shape
+from autoloop.ops.creation_ops import range as range_, size, zeros, zeros_like
 from autoloop.ops.location import format_location, user_location
 from autoloop.ops.math_ops import cast, equal
-from autoloop.ops.creation_ops import range as range_, size, zeros, zeros_like
 from autoloop.ops.reduction_ops import reduce_prod
 from autoloop.ops.shape_ops import expand_dims, reshape, transpose
 from autoloop.shapes import TensorShape
@@ -94,15 +94,14 @@ def _vectorized_or_rows(count, seed, vjp, sources, what, chunk):
         return vectorized_rows(count, seed, vjp, sources, what, chunk)
     except Unbatchable as why:
         fall_back(what, f"its backward pass cannot be batched: {why}")
-        return rows(count, lambda i: vjp(seed(i)), sources)
+        return rows(count, lambda i: vjp(seed(i)), sources, chunk)
 
 
 def fall_back(what: str, why: str) -> None:
     """Say that a Jacobian is computed by the row loop although vectorizing was asked for, and why."""
     warnings.warn(f"GradientTape.{what} at {format_location(user_location())} computes its rows one at a time in "
-                  f"a loop, not vectorized, because "
-                  f"{why}. The result is the same; pass experimental_use_pfor=False to ask for the loop (without "
-                  f"this warning)", stacklevel=4)
+                  f"a loop, not vectorized, because {why}. The result is the same; pass experimental_use_pfor=False "
+                  f"to ask for the loop (without this warning)", stacklevel=4)
 
 
 def vectorized_rows(count, seed, vjp, sources, what="jacobian", chunk=None):
@@ -123,11 +122,11 @@ def vectorized_rows(count, seed, vjp, sources, what="jacobian", chunk=None):
         return [grad if grad is not None else zeros_like(source) for grad, source in zip(found, sources)]
 
     whole = chunk is None or (isinstance(count, int) and chunk >= count)
-    size = count if whole else chunk
-    seeds = seed(range_(size))  # every seed, or the first chunk's (what the trace sees)
+    at_once = count if whole else chunk
+    seeds = seed(range_(at_once))  # every seed, or the first chunk's (what the trace sees)
     one, _ = trace_element(one_row, [seeds], name=f"{what}_row")
-    batching = Batching(size if isinstance(size, int) else None, None if isinstance(size, int) else seeds,
-                        caller=f"GradientTape.{what}")
+    known = isinstance(at_once, int)
+    batching = Batching(at_once if known else None, None if known else seeds, caller=f"GradientTape.{what}")
     if context.current_graph() is not None:
         probe = Graph(f"{what}_probe", context.current_graph())
         with context.building(probe):
