@@ -101,7 +101,8 @@ class GradientFunction:
             parameters = dict(zip(graph.inputs[:self.num_outputs], upstream))
             position = {p: k for k, p in enumerate(graph.inputs[self.num_outputs:])}
             offset = self.num_inputs + self.num_outputs
-            results = iter(inline(graph, parameters, graph.outputs, lambda p: op.inputs[offset + position[p]]))
+            results = iter(inline(graph, parameters, graph.outputs, lambda p: op.inputs[offset + position[p]],
+                                  variable_reads=True))
             found = [next(results) if connected else None for connected in self.connected]
         arguments, variables = found[:self.num_inputs], found[self.num_inputs:]
         grads = [_checked(g, op.input_specs[k], k, self.fn) for k, g in enumerate(arguments)]

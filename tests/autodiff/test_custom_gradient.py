@@ -165,6 +165,28 @@ def test_variables_form_in_a_training_step_that_updates_the_variable():
     assert v.numpy() == pytest.approx(1.85)
 
 
+def test_variables_form_in_a_tf1_session_and_a_grad_fn_reading_an_updated_variable():
+    """TF1: ``gradients(y, [x, v])`` gives grad_fn's gradients (TensorFlow 2.21: [1.0, 15.0]). Traced after an
+    assignment, grad_fn reads the variable when the backward pass runs, as TensorFlow's does."""
+    tf1 = al.compat.v1
+    with tf1.Graph().as_default():
+        v = tf1.get_variable("v", shape=[], dtype=al.float32, initializer=tf1.ones_initializer())
+        x = tf1.placeholder(al.float32, [])
+        gradients = tf1.gradients(_scaled_by(v)(x), [x, v])
+        with tf1.Session() as session:
+            session.run(tf1.global_variables_initializer())
+            np.testing.assert_allclose(session.run(gradients, {x: 1.5}), [1.0, 15.0])
+    w = al.Variable(2.0)
+    scaled = _scaled_by(w)
+
+    @al.function
+    def after_assign(x):
+        w.assign(4.0)
+        return _gradients_through(scaled, w, x, 1)
+
+    np.testing.assert_allclose([g.numpy() for g in after_assign(al.constant(1.5))], [4.0, 15.0])
+
+
 def test_variables_form_errors_are_tensorflows():
     v = al.Variable(2.0)
 
