@@ -90,7 +90,15 @@ def batch_while(node, values, flags, batching: Batching):
 
     results = while_loop(cond, body, initial, shape_invariants=invariants,
                          maximum_iterations=limit[0] if limit else None, name=node.name)
+    _explain(results[0], f"one loop for all entries at once ({batching.caller}): its condition is the same for "
+                         f"every entry, the values that differ carry the entries on axis 0")
     return list(results), loop_flags
+
+
+def _explain(result, text: str) -> None:
+    """For ``autoloop run --explain``: what batching made of the loop that computed `result` (traced)."""
+    if result.op is not None:
+        result.op.attrs["_batched"] = text
 
 
 def _pinned(tensor, shape):

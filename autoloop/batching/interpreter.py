@@ -93,7 +93,11 @@ def _per_entry(node, values, flags, batching, why):
                                          attrs)))
 
     signature = tuple(TensorSpec(v.shape, v.dtype) for v in node.outputs)
+    graph = context.current_graph()
+    known = set(map(id, graph.nodes)) if graph is not None else set()
     outputs = map_fn(one_entry, tuple(v for v, flag in zip(values, flags) if flag), fn_output_signature=signature)
+    for loop in [n for n in graph.nodes if n.op == "While" and id(n) not in known] if graph is not None else ():
+        loop.attrs["_batched"] = f"{batching.caller} runs {node.op} once per entry here: {why}"  # for --explain
     return list(outputs), [True] * len(node.outputs)
 
 
