@@ -19,6 +19,7 @@ from autoloop import (
     nn as nn,
     random as random,
     sparse as sparse,
+    types as types,
 )
 from autoloop.arguments import (
     TensorSpec as TensorSpec,
@@ -424,6 +425,7 @@ __all__ = [
     "to_graph",
     "transpose",
     "truediv",
+    "types",
     "uint8",
     "unique",
     "unstack",

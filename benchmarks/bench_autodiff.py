@@ -23,8 +23,11 @@ The loop is bench_gradients' RNN, ``h = tanh(W @ h + x[t])`` (float64).
   block's argument and reruns the block backwards); peak memory as
   bench_gradients measures it (`tracemalloc` over one gradient call).
 - *Jacobian of the 64 outputs* ``h_T`` with respect to ``h_0``:
-  ``GradientTape.jacobian`` (one traced row loop of backward passes) against
-  64 calls of a compiled reverse pass (one per output) in Python; JAX's
+  ``GradientTape.jacobian`` vectorized (``experimental_use_pfor=True``, the
+  default: one backward loop whose cotangents hold all 64 rows) and as the
+  row loop (``experimental_use_pfor=False``: one traced loop of 64 backward
+  passes), on numpy and with ``backend="jax"``, against 64 calls of a
+  compiled reverse pass (one per output) in Python; JAX's
   ``jax.jacrev``/``jax.jacfwd`` against 64 calls of its compiled ``vjp``.
 """
 
@@ -64,23 +67,26 @@ def autoloop_pair(backend: str):
     return reverse, forward
 
 
-def autoloop_jacobians():
-    """(Jacobian of h_T by h_0 in one call, one reverse pass for a given output weighting)."""
-    @al.function
-    def jacobian(h, w, xs):
-        with al.GradientTape() as tape:
-            tape.watch(h)
-            final = _rnn(h, w, xs)
-        return tape.jacobian(final, h)
+def autoloop_jacobians(backend: str = "numpy"):
+    """(Jacobian of h_T by h_0 in one call, vectorized; the same by the row loop; one reverse pass for a
+    given output weighting), compiled for `backend`."""
+    def jacobian_by(use_pfor):
+        @al.function(backend=backend)
+        def jacobian(h, w, xs):
+            with al.GradientTape() as tape:
+                tape.watch(h)
+                final = _rnn(h, w, xs)
+            return tape.jacobian(final, h, experimental_use_pfor=use_pfor)
+        return jacobian
 
-    @al.function
+    @al.function(backend=backend)
     def vjp(h, w, xs, seed):
         with al.GradientTape() as tape:
             tape.watch(h)
             final = _rnn(h, w, xs)
         return tape.gradient(final, h, output_gradients=seed)
 
-    return jacobian, vjp
+    return jacobian_by(True), jacobian_by(False), vjp
 
 
 def jax_functions(jax):
@@ -118,12 +124,22 @@ def measure(quick: bool, rounds: int):
                      np.sum(gradient * direction), rtol=1e-9)
         pairs[f"autoloop, backend={backend!r}"] = {"reverse": lambda r=reverse: r(h, w, xs).numpy(),
                                                    "jvp": lambda f=forward: f(h, w, xs, direction).numpy()}
-    jacobian, vjp = autoloop_jacobians()
     seeds = np.eye(d)
-    expected = np.stack([vjp(h, w, xs, seed).numpy() for seed in seeds])
-    check_result("RNN jacobian", "autoloop", jacobian(h, w, xs).numpy(), expected, rtol=1e-9, atol=1e-12)
-    jacobians = {"autoloop": {"reverse": lambda: [vjp(h, w, xs, seed).numpy() for seed in seeds],
-                              "tape.jacobian": lambda: jacobian(h, w, xs).numpy()}}
+    expected = None
+    jacobians = {}
+    for backend in backends:
+        vectorized, looped, vjp = autoloop_jacobians(backend)
+        rows = np.stack([vjp(h, w, xs, seed).numpy() for seed in seeds])
+        expected = rows if expected is None else expected
+        check_result("RNN jacobian", f"autoloop {backend} reverse passes", rows, expected, rtol=1e-9, atol=1e-12)
+        check_result("RNN jacobian", f"autoloop {backend} pfor", vectorized(h, w, xs).numpy(), expected, rtol=1e-9,
+                     atol=1e-12)
+        check_result("RNN jacobian", f"autoloop {backend} row loop", looped(h, w, xs).numpy(), expected, rtol=1e-9,
+                     atol=1e-12)
+        jacobians[f"autoloop, backend={backend!r}"] = {
+            "reverse": lambda v=vjp: [v(h, w, xs, seed).numpy() for seed in seeds],
+            "tape.jacobian (pfor)": lambda f=vectorized: f(h, w, xs).numpy(),
+            "tape.jacobian (row loop)": lambda f=looped: f(h, w, xs).numpy()}
     jax = optional("jax")
     if jax is not None:
         jax.config.update("jax_enable_x64", True)

@@ -20,6 +20,20 @@ gradient flows through the ops inside the function.
   the backward pass, reading the captured values as it reads any forward
   value, so inside a loop they are saved per iteration like the others.
 
+Variables (TensorFlow's form): the trainable `autoloop.Variable`s the
+function reads are found while it runs; ``grad_fn`` must then take a
+``variables`` keyword argument, is called as ``grad_fn(*upstream,
+variables=[...])`` and returns ``(input_grads, variable_grads)``, one per
+variable in that order. Each variable is read once more beside the op and
+that read is one more input of it, whose gradient is the variable's: a
+`GradientTape` (or `gradients`) sees it like any read.
+
+    @autoloop.custom_gradient
+    def scaled(x):
+        def grad(upstream, variables=None):
+            return upstream * w, [upstream * x]      # for x, and for w
+        return x * w, grad
+
 Forward mode goes through the op by its reverse rule (`autoloop.autodiff.jvp`).
 """
 
@@ -33,6 +47,7 @@ from typing import Any, Callable, TypeVar
 from autoloop import nest
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.rules import is_differentiable
+from autoloop.autodiff.tape import VariableWatcher
 from autoloop.ir import context
 from autoloop.ir.graph import Graph
 from autoloop.ops import recording
@@ -53,27 +68,51 @@ class GradientFunction:
     one gradient per argument that `connected` marks.
     """
 
-    def __init__(self, fn, num_inputs, num_outputs, graph=None, connected=None):
+    def __init__(self, fn, num_inputs, num_outputs, variables=(), graph=None, connected=None):
         self.fn, self.num_inputs, self.num_outputs = fn, num_inputs, num_outputs
+        self.variables = list(variables)  # read by the function: their reads are the op's last inputs
         self.graph, self.connected = graph, connected
 
     def __repr__(self):
         return f"<custom gradient {getattr(self.fn, '__qualname__', self.fn)}>"
 
+    def call(self, upstream) -> list:
+        """The user's gradient function on `upstream`: the argument gradients, then the variables'."""
+        if not self.variables:
+            return _as_list(_without_empty_variable_grads(self.fn(*upstream), self.fn), self.num_inputs, self.fn)
+        returned = self.fn(*upstream, variables=list(self.variables))
+        if not isinstance(returned, list | tuple) or len(returned) != 2:
+            raise TypeError(f"the gradient function {_name(self.fn)} of a custom_gradient that reads variables "
+                            f"must return (input_gradients, variable_gradients); it returned "
+                            f"{type(returned).__name__}")
+        inputs, variables = returned
+        variables = list(variables) if isinstance(variables, list | tuple) else [variables]
+        if len(variables) != len(self.variables):
+            names = ", ".join(repr(v._name) for v in self.variables)
+            raise ValueError(f"the gradient function {_name(self.fn)} of a custom_gradient returned {len(variables)} "
+                             f"variable gradients, but the function read {len(self.variables)} variables ({names}): "
+                             f"return one gradient for each variable in `variables`, in that order (None for none)")
+        return _as_list(inputs, self.num_inputs, self.fn) + variables
+
     def gradients(self, op, upstream) -> list:
-        """Gradients for the op's inputs: the arguments', then None for the results and captures."""
+        """Gradients for the op's inputs: the arguments', None for the results and captures, the variables'."""
         upstream = [g if g is not None else zeros_like(op.outputs[k]) for k, g in enumerate(upstream)]
         if self.graph is None:
-            found = _as_list(self.fn(*upstream), self.num_inputs, self.fn)
+            found = self.call(upstream)
         else:
             graph = self.graph
             parameters = dict(zip(graph.inputs[:self.num_outputs], upstream))
             position = {p: k for k, p in enumerate(graph.inputs[self.num_outputs:])}
             offset = self.num_inputs + self.num_outputs
-            results = iter(inline(graph, parameters, graph.outputs, lambda p: op.inputs[offset + position[p]]))
+            results = iter(inline(graph, parameters, graph.outputs, lambda p: op.inputs[offset + position[p]],
+                                  variable_reads=True))
             found = [next(results) if connected else None for connected in self.connected]
-        grads = [_checked(g, op.input_specs[k], k, self.fn) for k, g in enumerate(found)]
-        return grads + [None] * (len(op.input_specs) - self.num_inputs)
+        arguments, variables = found[:self.num_inputs], found[self.num_inputs:]
+        grads = [_checked(g, op.input_specs[k], k, self.fn) for k, g in enumerate(arguments)]
+        first = len(op.input_specs) - len(variables)
+        grads += [_checked(g, op.input_specs[first + k], f"for the variable {v._name!r}", self.fn)
+                  for k, (g, v) in enumerate(zip(variables, self.variables))]
+        return grads[:self.num_inputs] + [None] * (first - self.num_inputs) + grads[self.num_inputs:]
 
 
 def _as_list(result, count, fn) -> list:
@@ -85,17 +124,30 @@ def _as_list(result, count, fn) -> list:
     return result
 
 
-def _checked(grad, spec: Spec, position: int, fn):
+def _without_empty_variable_grads(result, fn):
+    """A grad_fn of the variables form called without variables (the function read none) may return
+    ``(input_gradients, [])``: TensorFlow flattens the empty list away, so it is the input gradients."""
+    if (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list | tuple) and not result[1]
+            and _takes_variables(fn)):
+        return result[0]
+    return result
+
+
+def _checked(grad, spec: Spec, position, fn):
     if grad is None or not is_differentiable(spec.dtype):
         return None
     grad = convert(grad, spec.dtype) if not isinstance(grad, Tensor) else grad
     if grad.dtype is not spec.dtype:
         raise TypeError(f"the gradient function {_name(fn)} of a custom_gradient returned a {grad.dtype.name} "
-                        f"gradient for argument {position}, a {spec.dtype.name} tensor: return the argument's dtype")
+                        f"gradient {_which(position)}, a {spec.dtype.name} tensor: return the argument's dtype")
     if not grad.shape.is_compatible_with(spec.shape):
         raise ValueError(f"the gradient function {_name(fn)} of a custom_gradient returned a gradient of shape "
-                         f"{grad.shape} for argument {position}, of shape {spec.shape}: return the argument's shape")
+                         f"{grad.shape} {_which(position)}, of shape {spec.shape}: return the argument's shape")
     return grad
+
+
+def _which(position) -> str:
+    return f"for argument {position}" if isinstance(position, int) else position
 
 
 def _name(fn) -> str:
@@ -134,9 +186,9 @@ def custom_gradient(f: Callable[..., Any] | None = None) -> Any:
                 return autoloop.clip_by_value(upstream, -1.0, 1.0)
             return autoloop.identity(x), grad
 
-    TensorFlow's ``grad_fn(*upstream, variables=...)`` form (gradients for
-    variables `f` reads) raises NotImplementedError: autoloop's TF2
-    ``Variable`` is not available to it yet.
+    If `f` reads trainable variables, ``grad_fn`` must take ``variables=``
+    (TypeError otherwise, as in TensorFlow): it gets the list of them and
+    returns ``(input_grads, variable_grads)``; see the module docstring.
     """
     if f is None:
         return custom_gradient
@@ -145,17 +197,25 @@ def custom_gradient(f: Callable[..., Any] | None = None) -> Any:
     def call(*args, **kwargs):
         x = [a if isinstance(a, Tensor) else convert(a) for a in args]
         graph = context.current_graph()
-        with _paused_tapes() if graph is None else contextlib.nullcontext():
+        watcher = VariableWatcher(graph)
+        with _paused_tapes() if graph is None else contextlib.nullcontext(), watcher.active():
             returned = f(*x, **kwargs)
         if not isinstance(returned, tuple) or len(returned) != 2 or not callable(returned[1]):
             raise TypeError(f"a custom_gradient function must return (result, grad_fn); {_name(f)} returned "
                             f"{type(returned).__name__}")
         y, grad_fn = returned
-        _refuse_variables(grad_fn, f)
+        variables = watcher.variables
+        if variables and not _takes_variables(grad_fn):
+            names = ", ".join(repr(v._name) for v in variables)
+            raise TypeError(f"the gradient function {_name(grad_fn)} of the custom_gradient {_name(f)} must accept "
+                            f"a keyword argument 'variables', since {_name(f)} reads the variables {names}: define "
+                            f"it as grad_fn(*upstream, variables=None), returning (input_gradients, "
+                            f"variable_gradients)")
         flat = [t if isinstance(t, Tensor) else convert(t) for t in nest.flatten(y)]
-        function = GradientFunction(grad_fn, len(x), len(flat))
+        function = GradientFunction(grad_fn, len(x), len(flat), variables)
         captures = [] if graph is None else _trace_gradient(function, flat, graph)
-        outputs = apply("CustomGradient", x + flat + captures, {"function": function})
+        reads = [v.read_value() for v in variables]  # what tapes see; their gradients are the variables'
+        outputs = apply("CustomGradient", x + flat + captures + reads, {"function": function})
         return nest.pack_sequence_as(y, list(outputs))
 
     return call
@@ -167,16 +227,13 @@ def _named_after(f):
     return functools.wraps(f, assigned=("__name__", "__qualname__", "__doc__"), updated=())
 
 
-def _refuse_variables(grad_fn, f) -> None:
+def _takes_variables(grad_fn) -> bool:
+    """Whether `grad_fn` accepts a ``variables`` keyword argument."""
     try:
         parameters = inspect.signature(grad_fn).parameters
     except (TypeError, ValueError):
-        return
-    if "variables" in parameters:
-        raise NotImplementedError(
-            f"the gradient function of {_name(f)} takes variables=: custom_gradient's variables form needs "
-            f"TF2 autoloop.Variable, which it does not support yet; pass the values as arguments of the "
-            f"function instead and return their gradients")
+        return True  # no signature to read: let the call say
+    return "variables" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def _trace_gradient(function: GradientFunction, results, graph) -> list:
@@ -184,7 +241,7 @@ def _trace_gradient(function: GradientFunction, results, graph) -> list:
     inner = Graph(f"{getattr(function.fn, '__name__', 'grad')}_custom_gradient", parent=graph)
     upstream = [Tensor(value=inner.add_input(t.dtype, t.shape, name="upstream")) for t in results]
     with context.building(inner):
-        found = _as_list(function.fn(*upstream), function.num_inputs, function.fn)
+        found = function.call(upstream)
         function.connected = [g is not None for g in found]
         inner.outputs = [graph_value(inner, g if isinstance(g, Tensor) else convert(g)) for g in found
                          if g is not None]
@@ -220,13 +277,15 @@ def recompute_grad(f: _F) -> _F:
     def call(*args):
         @custom_gradient
         def recomputed(*x):
-            def grad(*upstream):
+            def grad(*upstream, variables=None):
                 from autoloop.autodiff.tape import GradientTape
                 again = [identity(t) for t in x]  # fresh tensors of the graph being built, to watch
                 with GradientTape() as tape:
                     tape.watch(again)
                     y = f(*again)
-                return tape.gradient(nest.flatten(y), again, output_gradients=list(upstream))
+                found = tape.gradient(nest.flatten(y), again + list(variables or ()),
+                                      output_gradients=list(upstream))
+                return found if variables is None else (found[:len(x)], found[len(x):])
             return f(*x), grad
         return recomputed(*args)
 

@@ -34,6 +34,7 @@ class Entry:
     """One recorded op; `blocked` is the ``back_prop=False`` loop it ran in, if any."""
 
     __slots__ = ("op_name", "attrs", "inputs", "outputs", "blocked")
+    traceable = True  # `backward` builds ops into a graph being built, as a vectorized Jacobian traces the sweep
 
     def __init__(self, op_name, attrs, inputs, outputs, blocked):
         self.op_name, self.attrs, self.inputs, self.outputs, self.blocked = op_name, attrs, inputs, outputs, blocked
@@ -169,6 +170,9 @@ class _Follower:
 
 class CheckpointedLoop:
     """An eager checkpointed loop on the tape: its checkpoints, and how to rerun an iteration."""
+
+    what = "a checkpointed while loop"  # for messages
+    traceable = False  # its backward reruns the loop eagerly
 
     def __init__(self, loop, schedule, step, initial, checkpoints, iterations, final, captured):
         self.loop, self.schedule, self.step = loop, schedule, step

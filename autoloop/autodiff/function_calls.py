@@ -85,6 +85,7 @@ class GradientPair:
             verify(backward)
         self.forward = compile(forward)
         self.backward = compile(backward) if self.error is None else None
+        self.backward_graph = backward if self.error is None else None  # for a sweep that is traced
         self.output_specs = [(v.dtype, v.shape) for v in graph.outputs]
 
 
@@ -133,12 +134,21 @@ def call(concrete, inputs: list, arrays: list):
 class CallEntry:
     """A recorded call: see the module docstring."""
 
+    what = "a call of a traced function whose results include a TensorArray"  # for messages (not `traceable`)
+
     def __init__(self, pair: GradientPair, inputs, outputs, saved):
         self.pair, self.inputs, self.outputs, self.saved = pair, inputs, outputs, saved
 
     def reaches(self, reached: set) -> None:
         if any(id(t) in reached for t in self.inputs):
             reached.update(id(t) for t in self.outputs if is_differentiable(t.dtype))
+
+    @property
+    def traceable(self) -> bool:
+        """Whether `backward` can build its ops into a graph being built, as a vectorized Jacobian traces the
+        eager sweep: every gradient the backward graph takes is a floating-point tensor's."""
+        return self.pair.error is None and all(
+            dtype.is_floating for wanted, (dtype, _) in zip(self.pair.differentiable, self.pair.output_specs) if wanted)
 
     def backward(self, accumulator, reached) -> None:
         on_path = [reached is None or id(t) in reached for t in self.outputs]
@@ -154,14 +164,23 @@ class CallEntry:
             grad = accumulator.total(id(tensor)) if on else None
             if grad is None:
                 grad = Tensor(GradientElements()) if not dtype.is_floating else eager(np.zeros_like(tensor._numpy))
-            seeds.append(grad._numpy)
-        grads = iter(self.pair.backward(*seeds, *self.saved))
+            seeds.append(grad)
+        grads = iter(self._traced(seeds) if context.current_graph() is not None else
+                     [eager(g) if not isinstance(g, GradientElements) else Tensor(g)
+                      for g in self.pair.backward(*[s._numpy for s in seeds], *self.saved)])
         for tensor, connected in zip(self.inputs, self.pair.connected):
             if not connected:
                 continue
             grad = next(grads)
             if isinstance(tensor, Tensor) and (reached is None or id(tensor) in reached):
-                accumulator.add(id(tensor), eager(grad) if not isinstance(grad, GradientElements) else Tensor(grad))
+                accumulator.add(id(tensor), grad)
+
+    def _traced(self, seeds) -> list:
+        """The backward graph's ops built into the current graph, the saved values as constants."""
+        from autoloop.autodiff.replay import inline
+        graph = self.pair.backward_graph
+        saved = [Tensor(value) if isinstance(value, list) else eager(value) for value in self.saved]
+        return inline(graph, dict(zip(graph.inputs, seeds + saved)), graph.outputs, captured=None)
 
 
 class TangentProgram:

@@ -39,7 +39,7 @@ def hessians(ys: Any, xs: Any, gate_gradients: bool = False, aggregation_method:
             results.append(None)
             continue
         (hessian,) = jacobian(lambda seed, g=gradient, x=x: graph_gradients(graph, [g], [x], [seed]), gradient,
-                              [x], UnconnectedGradients.ZERO)
+                              [x], UnconnectedGradients.ZERO, vectorize=False)
         results.append(hessian)
     return results
 

@@ -27,11 +27,13 @@ from autoloop.ops.v1_ops import updates, variable_of
 from autoloop.tensor import Tensor
 
 
-def inline(graph, inputs: dict, outputs, captured) -> list:
+def inline(graph, inputs: dict, outputs, captured, variable_reads: bool = False) -> list:
     """`outputs` (values of `graph`) computed in the current graph; see the module docstring.
 
     `inputs` maps parameters of `graph` to Tensors; `captured(placeholder)`
-    gives the Tensor for a captured value. Returns Tensors.
+    gives the Tensor for a captured value. Returns Tensors. With
+    `variable_reads`, variables are read where the copy runs (a user's
+    gradient function: not a replay, so a changed value is the one wanted).
     """
     target = context.current_graph()
     needed = dependencies([v.node for v in outputs], ordering=False)  # effects are not replayed
@@ -48,12 +50,12 @@ def inline(graph, inputs: dict, outputs, captured) -> list:
     for node in graph.nodes:
         if id(node) not in needed or node.op == "Placeholder":
             continue
-        _refuse_replaying(node)
+        _refuse_replaying(node, variable_reads)
         mapped = [value_of(v) for v in node.inputs]
         attrs = dict(node.attrs)
         for key, sub in node.attrs.items():
             if hasattr(sub, "captures") and hasattr(sub, "nodes"):
-                attrs[key] = _copy_subgraph(sub, values, value_of, target)
+                attrs[key] = _copy_subgraph(sub, values, value_of, target, variable_reads)
         copy = target.add_node(node.op, mapped, attrs, [(v.dtype, v.shape) for v in node.outputs],
                                location=node.location, name=re.sub(r"_\d+$", "", node.name))
         copy.tuple_result = node.tuple_result
@@ -70,24 +72,24 @@ def _inferred(node) -> list:
     return declared.infer(node) if declared is not None else infer_node(node)
 
 
-def _copy_subgraph(sub, values, value_of, target):
+def _copy_subgraph(sub, values, value_of, target, variable_reads):
     for outer in sub.captures:
         value_of(outer)  # the copy's captures must be values of the target graph
     copy = rewrite.clone(sub, dict(values), parent=target)
-    _drop_effects(copy)
+    _drop_effects(copy, variable_reads)
     return copy
 
 
-def _drop_effects(graph) -> None:
+def _drop_effects(graph, variable_reads) -> None:
     """Remove prints and assertions from `graph` and its sub-graphs; refuse other effects."""
     for node in graph.nodes:
         for sub in node.subgraphs():
-            _drop_effects(sub)
+            _drop_effects(sub, variable_reads)
     kept = []
     for node in graph.nodes:
         if has_effects(node) and not node.outputs:
             continue
-        _refuse_replaying(node)
+        _refuse_replaying(node, variable_reads)
         kept.append(node)
     dropped = {id(n) for n in graph.nodes} - {id(n) for n in kept}
     for node in kept:
@@ -96,8 +98,10 @@ def _drop_effects(graph) -> None:
     chain_effects(graph)
 
 
-def _refuse_replaying(node) -> None:
+def _refuse_replaying(node, variable_reads: bool) -> None:
     if node.op == "ReadVariableOp":
+        if variable_reads:
+            return
         root = node.graph
         while root.parent is not None:
             root = root.parent

@@ -16,7 +16,8 @@ what ran before the block, or inside ``stop_recording()``, is a constant
 to the tape, and so is a tensor that was not watched.
 
 `jacobian` and `batch_jacobian` seed the same backward pass with each
-entry of the target in turn, in one loop (`autoloop.autodiff.jacobian`).
+entry of the target: vectorized over the rows, or in one loop
+(`autoloop.autodiff.jacobian`).
 
 A tape gives one `gradient` (or Jacobian) unless it is ``persistent=True``.
 
@@ -49,7 +50,7 @@ import numpy as np
 from autoloop import nest
 from autoloop.autodiff import eager_tape, paths
 from autoloop.autodiff.graph_backprop import graph_gradients, seed_for, value_in
-from autoloop.autodiff.jacobian import UnconnectedGradients, unconnected_option
+from autoloop.autodiff.jacobian import UnconnectedGradients, fall_back, unconnected_option
 from autoloop.autodiff.jacobian import batch_jacobian as batch_jacobian_rows, jacobian as jacobian_rows
 from autoloop.ir import context
 from autoloop.ops import recording
@@ -222,19 +223,26 @@ class GradientTape:
         Entry ``[i..., j...]`` of a source's Jacobian (shape
         ``target.shape + source.shape``) is ``d target[i...] / d source[j...]``;
         None where no recorded path connects them (``unconnected_gradients=
-        UnconnectedGradients.ZERO``: zeros). One backward pass per entry of
-        the target, run as one loop (`autoloop.autodiff.jacobian`);
-        `experimental_use_pfor` is accepted (the loop is the only form).
-        As in TensorFlow, eagerly with ``experimental_use_pfor=False`` the
-        tape must be persistent.
+        UnconnectedGradients.ZERO``: zeros). The backward pass seeded with
+        each entry of the target: batched over all of them at once
+        (``experimental_use_pfor=True``), or one pass per entry in one loop
+        (`autoloop.autodiff.jacobian` says how, and when the first falls back
+        to the second, with a warning). As in TensorFlow, eagerly with
+        ``experimental_use_pfor=False`` the tape must be persistent.
         """
         unconnected = self._start_jacobian(unconnected_gradients, experimental_use_pfor, "jacobian")
         target = _as_tensor(target)
-        flat_sources = [self._jacobian_source(s) for s in nest.flatten(sources)]
+        given = nest.flatten(sources)
+        flat_sources = [self._source(s) for s in given]  # a variable's watch point (None: never read)
+        read = [s for s in flat_sources if s is not None]
         with self._differentiating():
-            vjp = self._vjp([target], flat_sources, context.current_graph())
-            found = jacobian_rows(lambda seed: vjp([seed]), target, flat_sources, unconnected, parallel_iterations)
-        return nest.pack_sequence_as(sources, found)
+            vjp = self._vjp([target], read, context.current_graph())
+            found = iter(jacobian_rows(lambda seed: vjp([seed]), target, read, unconnected, parallel_iterations,
+                                       self._vectorize(experimental_use_pfor, "jacobian")) if read else [])
+        results = [next(found) if s is not None else None for s in flat_sources]
+        if unconnected is UnconnectedGradients.ZERO:
+            results = [_zeros_for_jacobian(target, g) if r is None else r for r, g in zip(results, given)]
+        return nest.pack_sequence_as(sources, results)
 
     def batch_jacobian(self, target: Any, source: Any,
                        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
@@ -251,7 +259,8 @@ class GradientTape:
         target, source = _as_tensor(target), self._jacobian_source(source)
         with self._differentiating():
             vjp = self._vjp([target], [source], context.current_graph())
-            return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations)
+            return batch_jacobian_rows(lambda seed: vjp([seed]), target, source, unconnected, parallel_iterations,
+                                       self._vectorize(experimental_use_pfor, "batch_jacobian"))
 
     def _start_jacobian(self, unconnected, use_pfor, what):
         """Check the tape may give a Jacobian now; returns the `UnconnectedGradients` option."""
@@ -263,6 +272,18 @@ class GradientTape:
                                f"tape created with GradientTape(persistent=True)")
         self._used = True
         return unconnected_option(unconnected)
+
+    def _vectorize(self, use_pfor, what) -> bool:
+        """Whether a Jacobian is vectorized: as asked, unless an eager tape recorded what cannot be traced
+        into one batched program (a checkpointed loop, a call returning a TensorArray): then the row loop,
+        with a warning."""
+        if not use_pfor or self._graph is not None:
+            return bool(use_pfor)
+        untraceable = next((e for e in self._tape.entries if not e.traceable), None)
+        if untraceable is None:
+            return True
+        fall_back(what, f"the tape recorded {untraceable.what}, whose backward pass runs eagerly only")
+        return False
 
     @contextlib.contextmanager
     def _differentiating(self):
@@ -373,13 +394,41 @@ class CallPoints:
             self.variables.append(variable)
         return value + point
 
-    @contextlib.contextmanager
     def active(self):
-        _recording_tapes().append(self)
-        try:
-            yield self
-        finally:
-            _recording_tapes().remove(self)
+        return _watching(self)
+
+
+class VariableWatcher:
+    """While a `custom_gradient` function runs: the trainable variables it reads (`variables`, in the order
+    of their first reads), as TensorFlow's variable watcher finds them; the reads are left as they are."""
+
+    watch_accessed_variables = True
+    _watched_variables = ()
+
+    def __init__(self, graph):
+        self._graph = graph
+        self._seen: dict = {}
+
+    @property
+    def variables(self) -> list:
+        return list(self._seen)
+
+    def _read(self, variable, value):
+        self._seen.setdefault(variable, None)
+        return value
+
+    def active(self):
+        return _watching(self)
+
+
+@contextlib.contextmanager
+def _watching(reader):
+    """`reader` (a `CallPoints` or `VariableWatcher`) sees the variable reads inside the block."""
+    _recording_tapes().append(reader)
+    try:
+        yield reader
+    finally:
+        _recording_tapes().remove(reader)
 
 
 def point_values(variables) -> list:
@@ -411,6 +460,12 @@ def _plus(gradient, variable, seed):
     """`gradient` (or None) plus `seed` (None: ones), a variable target's own gradient."""
     own = ones(current_shape(variable), variable.dtype) if seed is None else convert(seed, variable.dtype)
     return own if gradient is None else gradient + own
+
+
+def _zeros_for_jacobian(target, source):
+    """The Jacobian of `target` for a variable `source` it never read: zeros of ``target.shape + source.shape``."""
+    from autoloop.ops.array_ops import concat, shape
+    return zeros(concat([shape(target), current_shape(source)], 0), target.dtype)
 
 
 def _zeros_for(source):

@@ -28,19 +28,21 @@ would not end for an entry that does not take the branch does not hang).
 from __future__ import annotations
 
 from autoloop.batching import rules
-from autoloop.batching.entries import Batching, with_rank
+from autoloop.batching.entries import Batching, Unbatchable, with_rank
 from autoloop.batching.interpreter import batch_call, batched_shape
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
+from autoloop.ops.dispatch import apply
+from autoloop.ops.location import format_location
 from autoloop.tensor import Tensor
 
 
-def rule_for(node):
+def rule_for(node, caller: str = "vectorized_map"):
     rule = _RULES.get(node.op)
     if rule is None:
-        raise NotImplementedError(
-            f"vectorized_map cannot batch a {node.op} (node {node.name}) yet; call it outside the function "
-            f"given to vectorized_map, or use map_fn")
+        raise Unbatchable(
+            f"{caller} cannot batch a {node.op} (node {node.name}, created at {format_location(node.location)}) "
+            f"yet; call it outside the function given to vectorized_map, or use map_fn")
     return rule
 
 
@@ -71,8 +73,10 @@ def batch_while(node, values, flags, batching: Batching):
     if cond_flag or batching.active is not None:
         return _per_entry_loop(node, groups, batching, limit[0] if limit else None)
     from autoloop.control_flow.while_loop import while_loop
-    initial = [_as_batched(t, flag, batching) if want else t
-               for (t, flag), want in zip(groups.loop_vars, loop_flags)]
+    invariants = [batched_shape(p.shape, batching.size) if want else p.shape
+                  for p, want in zip(body_graph.inputs[:count], loop_flags)]
+    initial = [_pinned(_as_batched(t, flag, batching), shape) if want else t
+               for (t, flag), want, shape in zip(groups.loop_vars, loop_flags, invariants)]
 
     def cond(*loop_vars):
         return batch_call(cond_graph, list(loop_vars) + _tensors(groups.cond_captures),
@@ -81,14 +85,29 @@ def batch_while(node, values, flags, batching: Batching):
     def body(*loop_vars):
         outputs, out_flags = batch_call(body_graph, list(loop_vars) + _tensors(groups.body_captures),
                                         loop_flags + _flags(groups.body_captures), batching)
-        return [_as_batched(t, flag, batching) if want else t
-                for t, flag, want in zip(outputs, out_flags, loop_flags)]
+        return [_pinned(_as_batched(t, flag, batching), shape) if want else t
+                for t, flag, want, shape in zip(outputs, out_flags, loop_flags, invariants)]
 
-    invariants = [batched_shape(p.shape, batching.size) if want else p.shape
-                  for p, want in zip(body_graph.inputs[:count], loop_flags)]
     results = while_loop(cond, body, initial, shape_invariants=invariants,
                          maximum_iterations=limit[0] if limit else None, name=node.name)
+    _explain(results[0], f"one loop for all entries at once ({batching.caller}): its condition is the same for "
+                         f"every entry, the values that differ carry the entries on axis 0")
     return list(results), loop_flags
+
+
+def _explain(result, text: str) -> None:
+    """For ``autoloop run --explain``: what batching made of the loop that computed `result` (traced)."""
+    if result.op is not None:
+        result.op.attrs["_batched"] = text
+
+
+def _pinned(tensor, shape):
+    """`tensor` with the static `shape` where it knows less: a rule may lose the static number of entries
+    (a reshape through a computed shape), which the batched loop's invariant states."""
+    if not tensor.shape.is_compatible_with(shape):
+        return tensor  # the loop reports it
+    merged = tensor.shape.merge_with(shape)
+    return tensor if merged == tensor.shape else apply("EnsureShape", [tensor], {"shape": merged})
 
 
 def _loop_flags(node, groups, batching) -> list:
@@ -123,7 +142,7 @@ def _per_entry_loop(node, groups, batching, limit):
     carried = [t for t, flag in groups.cond_captures + groups.body_captures if flag]
     if batching.active is not None:
         carried.append(batching.active)
-    inner = Batching(fallback=batching.fallback, warn=batching.warn)
+    inner = Batching(fallback=batching.fallback, warn=batching.warn, caller=batching.caller)
 
     cond_carried = sum(flag for _, flag in groups.cond_captures)
 

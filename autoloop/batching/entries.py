@@ -3,6 +3,8 @@
 `Batching` is what one batched run knows besides values: its entries (a
 count, or a batched value to take them from), which are active, and what an
 op without a rule does. `broadcast` gives a shared value to every entry.
+`Unbatchable` is what a run raises for a value it cannot put on the entry
+axis at all (a per-entry ``TensorArray``, an op with no per-entry fallback).
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from autoloop.ops.dispatch import convert
+
+
+class Unbatchable(NotImplementedError):
+    """A batched run cannot hold this value or op per entry; the message names it and the way around."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +28,8 @@ class Batching:
     None (every entry) or a batched boolean: inside a branch that only some
     entries take, the entries that take it; loops there stop at once for the
     others. `fallback`: run an op without a rule once per entry (True) or
-    raise (False); `warn`: say so in a warning when it does.
+    raise (False); `warn`: say so in a warning when it does; `caller`: the
+    public function a message names.
     """
 
     size: object = None
@@ -30,6 +37,7 @@ class Batching:
     active: object = None
     fallback: bool = True
     warn: bool = True
+    caller: str = "vectorized_map"
 
     def with_active(self, active) -> Batching:
         return replace(self, active=active)
@@ -45,8 +53,8 @@ class Batching:
     def broadcast(self, tensor):
         """`tensor` shared by every entry, as a batched value (entries on a new axis 0)."""
         if tensor.dtype.name == "variant":
-            raise NotImplementedError("vectorized_map cannot batch a TensorArray or a list appended to in a loop "
-                                      "that differs per entry; use map_fn, or return stacked tensors")
+            raise Unbatchable(f"{self.caller} cannot batch a TensorArray or a list appended to in a loop "
+                              f"that differs per entry; use map_fn, or return stacked tensors")
         from autoloop.ops.api import broadcast_to, cast, concat, expand_dims, reshape, shape, where, zeros_like
         if self.like is None:
             size = reshape(convert(self.size), [1])

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from autoloop import dtypes
 from autoloop.batching import rules
-from autoloop.batching.entries import Batching
+from autoloop.batching.entries import Batching, Unbatchable
 from autoloop.ir import context, control_flow
 from autoloop.ir.graph import Graph
 from autoloop.ops.dispatch import apply, graph_value
@@ -57,12 +57,12 @@ def _run_node(node, values, flags, batching):
     declared = control_flow.lookup(node.op)
     if declared is not None:
         from autoloop.batching.control_flow import rule_for
-        return rule_for(node)(node, values, flags, batching)
+        return rule_for(node, batching.caller)(node, values, flags, batching)
     if not any(flags):
         return rules.outputs(apply(node.op, values, rules.public_attrs(node))), [False] * len(node.outputs)
     if any(v.dtype is dtypes.variant for v in node.inputs + tuple(node.outputs)):
-        raise NotImplementedError(
-            f"vectorized_map cannot batch a TensorArray or a list appended to in a loop ({node.op} created at "
+        raise Unbatchable(
+            f"{batching.caller} cannot batch a TensorArray or a list appended to in a loop ({node.op} created at "
             f"{format_location(node.location)}) when it differs per entry; use map_fn, or return stacked tensors")
     rule = rules.rule_for(node.op)
     try:
@@ -83,7 +83,7 @@ def _per_entry(node, values, flags, batching, why):
     from autoloop.control_flow.functional import map_fn
     if batching.warn:
         import warnings
-        warnings.warn(f"vectorized_map runs {node.op} (created at {format_location(node.location)}) once per entry, "
+        warnings.warn(f"{batching.caller} runs {node.op} (created at {format_location(node.location)}) once per entry, "
                       f"in a loop: {why}", stacklevel=2)
     attrs = rules.public_attrs(node)
 
@@ -93,7 +93,11 @@ def _per_entry(node, values, flags, batching, why):
                                          attrs)))
 
     signature = tuple(TensorSpec(v.shape, v.dtype) for v in node.outputs)
+    graph = context.current_graph()
+    known = set(map(id, graph.nodes)) if graph is not None else set()
     outputs = map_fn(one_entry, tuple(v for v, flag in zip(values, flags) if flag), fn_output_signature=signature)
+    for loop in [n for n in graph.nodes if n.op == "While" and id(n) not in known] if graph is not None else ():
+        loop.attrs["_batched"] = f"{batching.caller} runs {node.op} once per entry here: {why}"  # for --explain
     return list(outputs), [True] * len(node.outputs)
 
 

@@ -188,6 +188,120 @@ def _rank(node, inputs, batched, batching):
     return [convert(unbatched_rank(node.inputs[0]))], [False]
 
 
+# -- shapes given as an operand: the entries lead the new shape ------------------------------------------
+def _with_entries(shape, batched_value):
+    """The vector ``[entries] + shape`` (`shape` an int tuple, or an integer vector whose dtype it keeps)."""
+    from autoloop.ops.api import concat
+    if isinstance(shape, tuple):
+        entries = batch_size_of(batched_value)
+        if isinstance(entries, int):
+            return convert(np.array((entries,) + shape, np.int32))
+        shape = convert(np.array(shape, np.int32))
+    return concat([_entries_vector(batched_value, shape.dtype), shape], 0)
+
+
+def _entries_vector(batched_value, dtype):
+    """``[entries]`` of `batched_value`, an integer vector of `dtype`."""
+    from autoloop.ops.api import cast, reshape
+    return reshape(cast(convert(batch_size_of(batched_value)), dtype), [1])
+
+
+def _target_length(node) -> int:
+    """How many axes the shape a BroadcastTo or SumToShape gives has (known while tracing)."""
+    if node.attrs.get("shape") is not None:
+        return len(node.attrs["shape"])
+    return unbatched_rank(node.outputs[0])
+
+
+def _broadcast_to(node, inputs, batched, batching):
+    """Each entry broadcast to the shape: its axes aligned on the right first, the entries kept in front."""
+    _only_first(batched, "the shape")
+    x = with_rank(inputs[0], unbatched_rank(node.inputs[0]), _target_length(node))
+    shape = tuple(node.attrs["shape"]) if node.attrs.get("shape") is not None else inputs[1]
+    return [apply("BroadcastTo", [x, _with_entries(shape, inputs[0])])], [True]
+
+
+def _sum_to_shape(node, inputs, batched, batching):
+    """Each entry summed to the shape: the leading axes broadcasting added are summed first, so that the
+    entries stay on axis 0 (a right-aligned sum to ``[entries] + shape`` would reach into them)."""
+    from autoloop.ops.api import reduce_sum
+    _only_first(batched, "the shape")
+    extra = unbatched_rank(node.inputs[0]) - _target_length(node)
+    x = reduce_sum(inputs[0], axis=list(range(1, 1 + extra))) if extra > 0 else inputs[0]
+    return [apply("SumToShape", [x, _with_entries(inputs[1], inputs[0])])], [True]
+
+
+def _ensure_shape(node, inputs, batched, batching):
+    from autoloop.shapes import TensorShape
+    shape = TensorShape([None]).concatenate(node.attrs["shape"])
+    return [apply("EnsureShape", inputs, dict(public_attrs(node), shape=shape))], [True]
+
+
+def _strided_slice_grad(node, inputs, batched, batching):
+    """A slice's gradient: written into zeros of ``[entries] + shape``, every entry whole on axis 0."""
+    _only_first(batched, "the shape or an index")
+    spec = (("slice", None, None, None),) + tuple(node.attrs["spec"])
+    shape = _with_entries(inputs[1], inputs[0])
+    return [apply("StridedSliceGrad", [inputs[0], shape, *inputs[2:]], dict(public_attrs(node), spec=spec))], [True]
+
+
+def _padded(node, inputs, batched, batching):
+    """Pad / PadGrad: nothing added along the entries' axis."""
+    _only_first(batched, "the padding value")
+    paddings = ((0, 0),) + tuple(tuple(pair) for pair in node.attrs["paddings"])
+    return [apply(node.op, inputs, dict(public_attrs(node), paddings=paddings))], [True]
+
+
+def _einsum(node, inputs, batched, batching):
+    """A fresh label for the entries, in front of each batched operand's term and of the result's."""
+    import string
+    from autoloop.ops.linalg_ops import parse_equation
+    terms, output = parse_equation(node.attrs["equation"], len(inputs))
+    used = {label for term in terms + [output] for label in term}
+    entry = next(label for label in string.ascii_letters if label not in used)
+    written = [[entry] + term if flag else term for term, flag in zip(terms, batched)]
+    equation = ",".join("".join(term) for term in written) + "->" + entry + "".join(output)
+    return [apply("Einsum", inputs, dict(public_attrs(node), equation=equation))], [True]
+
+
+def _gather_nd(node, inputs, batched, batching):
+    """Per-entry params read at shared indices: the entries' axis moved behind the indexed axes (each
+    coordinate then reads a slice holding every entry), gathered, and moved back in front."""
+    from autoloop.ops.api import transpose
+    if batched != [True, False]:
+        raise NoRule("the indices differ per entry")
+    depth = _index_depth(node.inputs[1])
+    rank = unbatched_rank(node.inputs[0])
+    moved = transpose(inputs[0], list(range(1, depth + 1)) + [0] + list(range(depth + 1, rank + 1)))
+    gathered = apply("GatherNd", [moved, inputs[1]])
+    lead = unbatched_rank(node.inputs[1]) - 1
+    total = unbatched_rank(node.outputs[0])
+    return [transpose(gathered, [lead] + list(range(lead)) + list(range(lead + 1, total + 1)))], [True]
+
+
+def _index_depth(indices) -> int:
+    """How many leading axes each coordinate of `indices` names (its last axis, known while tracing)."""
+    depth = indices.shape[-1] if indices.shape.rank else None
+    if depth is None:
+        raise NoRule("the depth of the indices is not known while tracing")
+    return depth
+
+
+def _scatter_nd(node, inputs, batched, batching):
+    """Per-entry updates scattered at shared indices: the entries' axis moved behind the indexed axes (it
+    is then one more axis the updates carry), scattered, and moved back in front."""
+    from autoloop.ops.api import concat, transpose
+    if batched != [False, True, False]:
+        raise NoRule("indices or the shape differ per entry")
+    depth = _index_depth(node.inputs[0])
+    lead, rank = unbatched_rank(node.inputs[0]) - 1, unbatched_rank(node.inputs[1])
+    moved = transpose(inputs[1], list(range(1, lead + 1)) + [0] + list(range(lead + 1, rank + 1)))
+    dims = concat([inputs[2][:depth], _entries_vector(inputs[1], inputs[2].dtype), inputs[2][depth:]], 0)
+    scattered = apply("ScatterNd", [inputs[0], moved, dims])
+    total = unbatched_rank(node.outputs[0])
+    return [transpose(scattered, [depth] + list(range(depth)) + list(range(depth + 1, total + 1)))], [True]
+
+
 _ELEMENTWISE = (
     "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum", "BitwiseAnd",
     "BitwiseOr", "BitwiseXor", "LogicalAnd", "LogicalOr", "Less", "LessEqual", "Greater", "GreaterEqual",
@@ -195,13 +309,13 @@ _ELEMENTWISE = (
     "Tan", "Tanh", "Sigmoid", "Identity", "Cast", "Ceil", "Floor", "IsFinite", "IsNan", "IsInf", "Log1p", "Expm1",
     "Relu", "Round", "Rsqrt", "Sign", "StopGradient", "SelectV2", "ClipByValue", "ZerosLike", "OnesLike", "AddN",
     "Atan2", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Reciprocal", "Softplus", "Elu", "Selu", "LeakyRelu",
-    "SquaredDifference", "Erf",
+    "SquaredDifference", "Erf", "MatrixInverse", "Cholesky",  # the matrix ops map over leading axes
 )
 
 RULES = {name: elementwise for name in _ELEMENTWISE}
 RULES.update({name: axes_attr("axis") for name in ("Sum", "Prod", "Mean", "Max", "Min", "Any", "All")})
 RULES.update({name: axes_attr("axis", none_means_all=False) for name in (
-    "ArgMax", "ArgMin", "Softmax", "LogSoftmax", "Cumsum", "Cumprod", "ReverseV2", "Unpack")})
+    "ArgMax", "ArgMin", "Softmax", "LogSoftmax", "Cumsum", "Cumprod", "ReverseV2", "Unpack", "Roll")})
 RULES.update({
     "Squeeze": _squeeze,
     "ExpandDims": _expand_dims,
@@ -217,4 +331,13 @@ RULES.update({
     "Shape": _shape,
     "Size": _size,
     "Rank": _rank,
+    "BroadcastTo": _broadcast_to,
+    "SumToShape": _sum_to_shape,
+    "EnsureShape": _ensure_shape,
+    "StridedSliceGrad": _strided_slice_grad,
+    "Einsum": _einsum,
+    "ScatterNd": _scatter_nd,
+    "GatherNd": _gather_nd,
+    "Pad": _padded,
+    "PadGrad": _padded,
 })

@@ -67,16 +67,26 @@ def vectorized_map(fn: Callable[[Any], Any], elems: Any, fallback_to_while_loop:
 
 
 def _batched(fn, elems, leaves, count, fallback: bool, warn: bool):
-    outer = context.current_graph()
-    one = Graph("vectorized_map_fn", outer)
+    one, result = trace_element(lambda *params: converted(fn)(nest.pack_sequence_as(elems, list(params))), leaves)
+    outputs = run_batched(one, leaves, Batching(count, fallback=fallback, warn=warn))
+    return nest.pack_sequence_as(result, outputs)
+
+
+def trace_element(fn, leaves, name: str = "vectorized_map_fn"):
+    """`fn` traced once on one element of each of `leaves` (axis 0 dropped), in a graph inside the current
+    one: ``(graph, result)``, `result` being what `fn` returned (a nest of Tensors of that graph)."""
+    one = Graph(name, context.current_graph())
     with context.building(one):
         params = [Tensor(value=one.add_input(leaf.dtype, leaf.shape[1:], name="element")) for leaf in leaves]
-        result = converted(fn)(nest.pack_sequence_as(elems, params))
-        results = [convert(leaf) for leaf in nest.flatten(result)]
-        one.outputs = [graph_value(one, t) for t in results]
+        result = fn(*params)
+        one.outputs = [graph_value(one, convert(leaf)) for leaf in nest.flatten(result)]
+    return one, result
+
+
+def run_batched(one, leaves, batching: Batching) -> list:
+    """The outputs of `one` (from `trace_element`) for every entry of `leaves`, each batched; its captured
+    values are shared by every entry."""
     captured = [Tensor(value=value) for value in one.captures]
     flags = [True] * len(leaves) + [False] * len(captured)
-    batching = Batching(count, fallback=fallback, warn=warn)
     outputs, batched = batch_call(one, list(leaves) + captured, flags, batching)
-    outputs = [t if flag else batching.broadcast(t) for t, flag in zip(outputs, batched)]
-    return nest.pack_sequence_as(result, outputs)
+    return [t if flag else batching.broadcast(t) for t, flag in zip(outputs, batched)]

@@ -133,9 +133,17 @@ def format_gradients(graph, filename=None) -> str:
 
 def format_batching(graph, filename=None) -> str:
     """One line per batched scan in `graph` (a ``scan`` with ``cond_dims``, or a ``vectorized_map`` loop whose
-    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why."""
+    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why; and
+    one per loop that batching kept shared by every entry (a Jacobian's backward loop) or made to run an op
+    without a batching rule once per entry."""
     lines = []
     for node in graph.walk():
+        if node.op == "While" and node.attrs.get("_batched"):
+            file, line = node.location or ("?", 0)
+            where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
+            lines.append(f"{where}: while loop {node.name!r} `{linecache.getline(file, line).strip()}`: "
+                         f"{node.attrs['_batched']}")
+            continue
         if node.op != "Scan" or not node.attrs["cond_dims"].rank:
             continue
         file, line = node.location or ("?", 0)

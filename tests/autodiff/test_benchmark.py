@@ -30,6 +30,7 @@ def test_a_quick_run_reports_both_tables(capsys):
 
 def test_the_autodiff_benchmark_runs_and_checks_its_results(capsys):
     out = _quick_run("bench_autodiff", capsys)
-    for row in ("| autoloop, backend='numpy' |", "| autoloop | tape.jacobian |", "| recompute_grad |",
+    for row in ("| autoloop, backend='numpy' |", "| autoloop, backend='numpy' | tape.jacobian (pfor) |",
+                "| autoloop, backend='numpy' | tape.jacobian (row loop) |", "| recompute_grad |",
                 "| jvp (tangent carried) |"):
         assert row in out, row

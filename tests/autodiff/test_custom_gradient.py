@@ -111,17 +111,156 @@ def test_a_wrong_gradient_count_or_shape_is_reported():
             tape.gradient(y, x)
 
 
-def test_not_returning_a_grad_fn_and_the_variables_form_are_errors():
+def test_not_returning_a_grad_fn_is_an_error():
     with pytest.raises(TypeError, match="must return \\(result, grad_fn\\)"):
         al.custom_gradient(lambda x: x)(al.constant(1.0))
 
+
+# -- the variables form (TensorFlow's): grad_fn(upstream, variables=...) -> (input_grads, variable_grads) ----
+def _scaled_by(v):
+    """x * v whose gradients are v for x (the true one) and 10 * upstream * x for v (not the true one)."""
     @al.custom_gradient
-    def with_variables(x):
+    def scaled(x):
         def grad(upstream, variables=None):
-            return upstream
-        return x * 1.0, grad
-    with pytest.raises(NotImplementedError, match="variables="):
-        with_variables(al.constant(1.0))
+            assert len(variables) == 1 and variables[0] is v
+            return upstream * v, [upstream * x * 10.0]
+        return x * v, grad
+    return scaled
+
+
+def _gradients_through(fn, v, x, steps):
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        s = x
+        for _ in al.range(steps):  # a graph loop when traced
+            s = fn(s)
+    return tape.gradient(s, [x, v])
+
+
+@pytest.mark.parametrize("mode", ["eager", "numpy", "jax"])
+def test_variables_form_eagerly_traced_and_in_loops(mode):
+    if mode == "jax":
+        pytest.importorskip("jax")
+    v = al.Variable(2.0)
+    scaled = _scaled_by(v)
+    run = _gradients_through if mode == "eager" else al.function(_gradients_through, backend=mode)
+    for steps, expected in ((1, [2.0, 15.0]), (3, [8.0, 180.0])):  # s: 1.5, 3, 6, 12; 10 * (1*6 + 2*3 + 4*1.5)
+        found = run(scaled, v, al.constant(1.5), steps)
+        np.testing.assert_allclose([g.numpy() for g in found], expected)
+
+
+def test_variables_form_in_a_training_step_that_updates_the_variable():
+    v = al.Variable(2.0)
+    scaled = _scaled_by(v)
+
+    @al.function
+    def step(x):
+        with al.GradientTape() as tape:
+            loss = scaled(x)
+        (gradient,) = tape.gradient(loss, [v])
+        v.assign_sub(0.01 * gradient)
+        return gradient
+
+    assert step(al.constant(1.5)).numpy() == pytest.approx(15.0)
+    assert v.numpy() == pytest.approx(1.85)
+
+
+def test_variables_form_in_a_tf1_session_and_a_grad_fn_reading_an_updated_variable():
+    """TF1: ``gradients(y, [x, v])`` gives grad_fn's gradients (TensorFlow 2.21: [1.0, 15.0]). Traced after an
+    assignment, grad_fn reads the variable when the backward pass runs, as TensorFlow's does."""
+    tf1 = al.compat.v1
+    with tf1.Graph().as_default():
+        v = tf1.get_variable("v", shape=[], dtype=al.float32, initializer=tf1.ones_initializer())
+        x = tf1.placeholder(al.float32, [])
+        gradients = tf1.gradients(_scaled_by(v)(x), [x, v])
+        with tf1.Session() as session:
+            session.run(tf1.global_variables_initializer())
+            np.testing.assert_allclose(session.run(gradients, {x: 1.5}), [1.0, 15.0])
+    w = al.Variable(2.0)
+    scaled = _scaled_by(w)
+
+    @al.function
+    def after_assign(x):
+        w.assign(4.0)
+        return _gradients_through(scaled, w, x, 1)
+
+    np.testing.assert_allclose([g.numpy() for g in after_assign(al.constant(1.5))], [4.0, 15.0])
+
+
+def test_variables_form_errors_are_tensorflows():
+    v = al.Variable(2.0)
+
+    @al.custom_gradient
+    def without_parameter(x):
+        def grad(upstream):
+            return upstream * v
+        return x * v, grad
+
+    for run in (lambda fn: fn(al.constant(1.0)), al.function(lambda fn: fn(al.constant(1.0)))):
+        with pytest.raises(TypeError, match=r"must accept a keyword argument 'variables', since "
+                                            r"'\S*without_parameter' reads the variables 'Variable'"):
+            run(without_parameter)
+
+    @al.custom_gradient
+    def no_variable_gradients(x):
+        def grad(upstream, variables=None):
+            return upstream * v, []
+        return x * v, grad
+
+    x = al.constant(1.0)
+    with al.GradientTape() as tape:
+        tape.watch(x)
+        y = no_variable_gradients(x)
+    with pytest.raises(ValueError, match="returned 0 variable gradients, but the function read 1 variables"):
+        tape.gradient(y, [x, v])
+
+
+def test_variables_form_without_trainable_reads_and_none_gradients():
+    """Only trainable variables count (TensorFlow's watcher): reading none, grad_fn gets no `variables`, and
+    ``(input_grads, [])`` is read as the input gradients; a None variable gradient is no gradient."""
+    frozen, v = al.Variable(3.0, trainable=False), al.Variable(2.0)
+    seen = []
+
+    @al.custom_gradient
+    def by_frozen(x):
+        def grad(upstream, variables=None):
+            seen.append(variables)
+            return upstream * frozen, []
+        return x * frozen, grad
+
+    @al.custom_gradient
+    def no_gradient_for_v(x):
+        def grad(upstream, variables=None):
+            return upstream * v, [None]
+        return x * v, grad
+
+    x = al.constant(1.5)
+    with al.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y, z = by_frozen(x), no_gradient_for_v(x)
+    assert tape.gradient(y, x).numpy() == 3.0 and seen == [None]
+    found = tape.gradient(z, [x, v])
+    assert found[0].numpy() == 2.0 and found[1] is None
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_recompute_grad_of_a_block_that_reads_variables(traced):
+    w = al.Variable([[0.5, -0.3], [0.2, 0.8]])
+
+    def block(h):
+        return al.tanh(al.matmul(h, w))
+
+    def gradients(fn, h):
+        with al.GradientTape() as tape:
+            tape.watch(h)
+            loss = al.reduce_sum(fn(fn(h)))
+        return tape.gradient(loss, [h, w])
+
+    run = al.function(gradients) if traced else gradients
+    h = al.constant([[1.0, -2.0]])
+    expected = gradients(block, h)
+    for got, want in zip(run(al.recompute_grad(block), h), expected):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
 def test_second_order_through_a_custom_gradient():

@@ -7,13 +7,17 @@ The programs are `test_properties`' (data-dependent ``while`` loops, ``if`` and 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autoloop as al
 from tests.compiler.programs import make_function
 
+from .checks import BACKENDS
 from .jvp_checks import check_jvp
 from .test_properties import programs
 
@@ -63,6 +67,40 @@ def test_jacobian_columns_are_basis_jvps(source, seed):
                                err_msg=f"--- program ---\n{source}")
     eager_jacobian, _ = both(al.constant(a), al.constant(b))
     np.testing.assert_allclose(eager_jacobian.numpy(), jacobian.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@_settings(EXAMPLES // 2)
+@given(programs(), st.integers(0, 2 ** 16))
+def test_vectorized_jacobians_equal_the_row_loop_and_finite_differences(backend_name, source, seed):
+    """``experimental_use_pfor=True`` (the backward pass batched over the rows, its loops kept as loops)
+    against the row loop, traced and eagerly, and against central differences; no op falls back."""
+    function = al.to_graph(make_function(source, "generated", {"al": al}))
+
+    def jacobians(a, b, use_pfor):
+        with al.GradientTape(persistent=True) as tape:
+            tape.watch([a, b])
+            y = function(a, b)
+        return al.concat(tape.jacobian(y, [a, b], unconnected_gradients="zero", experimental_use_pfor=use_pfor),
+                         axis=1)
+
+    a, b = _arguments(seed)
+    where = f"--- program ---\n{source}"
+    looped = al.function(lambda a, b: jacobians(a, b, False))(a, b).numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback would warn
+        vectorized = al.function(lambda a, b: jacobians(a, b, True), backend=backend_name)(a, b).numpy()
+        eager = jacobians(al.constant(a), al.constant(b), True).numpy()
+    np.testing.assert_allclose(vectorized, looped, rtol=1e-10, atol=1e-12, err_msg=where)
+    np.testing.assert_allclose(eager, looped, rtol=1e-10, atol=1e-12, err_msg=where)
+    step, point = 1e-6, np.concatenate([a, b])
+    columns = []
+    for k in range(4):
+        shift = np.eye(4)[k] * step
+        plus, minus = point + shift, point - shift
+        columns.append((function(al.constant(plus[:2]), al.constant(plus[2:])).numpy() -
+                        function(al.constant(minus[:2]), al.constant(minus[2:])).numpy()) / (2 * step))
+    np.testing.assert_allclose(vectorized, np.stack(columns, axis=1), rtol=1e-4, atol=1e-5, err_msg=where)
 
 
 @_settings(EXAMPLES // 3)

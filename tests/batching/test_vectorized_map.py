@@ -52,7 +52,26 @@ OP_CASES = {
     "shape": (lambda x: (al.cast(al.shape(x), al.float32), al.cast(al.size(x), al.float32)),
               (al.float32, al.float32)),
     "where": (lambda x: al.where(x > 0.0, x, al.zeros_like(x)), None),
+    # what backward passes are made of (a Jacobian batches them over its rows)
+    "broadcast and sum back": (lambda x: (al.broadcast_to(x[:, :1], [4, 2, 3]), _sum_to_shape(x, [3]),
+                                          _sum_to_shape(x, [1, 3]), al.ensure_shape(x, [2, None])),
+                               (al.float32,) * 4),
+    "einsum": (lambda x: (al.einsum("ij,jk->ik", x, W), al.einsum("ij->j", x)), (al.float32, al.float32)),
+    "scatter and gather": (lambda x: (al.scatter_nd([[1], [0]], x, [3, 3]), al.gather_nd(x, [[1, 2], [0, 0]]),
+                                      al.gather_nd(x, [[[1]], [[0]]])), (al.float32,) * 3),
+    "matrices": (lambda x: (al.linalg.inv(_spd(x)), al.linalg.cholesky(_spd(x))), (al.float32, al.float32)),
+    "pad and roll": (lambda x: (al.pad(x, [[1, 0], [0, 2]]), al.roll(x, 1, axis=1)), (al.float32, al.float32)),
 }
+
+
+def _spd(x):
+    """A symmetric positive definite 3 x 3 matrix made from a 2 x 3 entry."""
+    return al.matmul(x, x, transpose_a=True) + 3.0 * al.eye(3)
+
+
+def _sum_to_shape(x, shape):
+    from autoloop.ops.gradient_support import sum_to_shape
+    return sum_to_shape(x, al.constant(shape))
 
 
 @pytest.mark.parametrize("case", sorted(OP_CASES))

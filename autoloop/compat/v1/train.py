@@ -73,6 +73,8 @@ def _reads(variable, upstream) -> list:
     for node in upstream:
         if handle not in node.inputs or node.op in _UPDATES:
             continue
+        if node.op == "CustomGradient":  # a handle its grad_fn reads gets no gradient; f's reads are inputs of it
+            continue
         if node.op != "ReadVariableOp":
             raise NotImplementedError(
                 f"the gradient with respect to the variable {variable.name!r} through its reads inside "
