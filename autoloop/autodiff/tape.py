@@ -465,7 +465,8 @@ def _plus(gradient, variable, seed):
 def _zeros_for_jacobian(target, source):
     """The Jacobian of `target` for a variable `source` it never read: zeros of ``target.shape + source.shape``."""
     from autoloop.ops.array_ops import concat, shape
-    return zeros(concat([shape(target), current_shape(source)], 0), target.dtype)
+    from autoloop.dtypes import int32
+    return zeros(concat([shape(target), convert(current_shape(source), int32)], 0), target.dtype)
 
 
 def _zeros_for(source):
