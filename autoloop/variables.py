@@ -250,9 +250,9 @@ class UnreadVariable(Variable):
 tensor_methods.install(Variable)  # v + 1, v < n, -v, v[0], ...: each on a fresh read
 Variable.__iter__ = lambda self: iter(self.read_value())  # type: ignore[method-assign, attr-defined]
 # int(v), float(v), bool(v): of its value, as in TF
-Variable.__bool__ = lambda self: bool(self.read_value())
-Variable.__int__ = lambda self: int(self.read_value())
-Variable.__float__ = lambda self: float(self.read_value())
+Variable.__bool__ = lambda self: bool(self.read_value())  # type: ignore[attr-defined]
+Variable.__int__ = lambda self: int(self.read_value())  # type: ignore[attr-defined]
+Variable.__float__ = lambda self: float(self.read_value())  # type: ignore[attr-defined]
 Variable.__hash__ = object.__hash__  # type: ignore[method-assign]  # comparisons are element-wise; a variable is still a dict key
 
 
