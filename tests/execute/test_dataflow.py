@@ -551,3 +551,95 @@ def test_a_pruned_compiled_loop_computes_and_prints_what_frames_do(capfd, fetche
         outcomes.append((values, sorted(capfd.readouterr().err.splitlines()), [loop.executor for loop in plan.frames]))
     (frames, frames_printed, _), (planned, planned_printed, executors) = outcomes
     assert executors == ["compiled"] and planned == frames and planned_printed == frames_printed
+
+
+# -- chains: a pool worker runs a kernel's sole reader right after it ------------------------------------
+def _tanh_exp_sum(x):
+    body = lambda i, acc: (i + 1, acc + al.reduce_sum(al.exp(al.tanh(x * al.cast(i, al.float32)))))  # noqa: E731
+    return al.while_loop(lambda i, acc: i < 3, body, (0, 0.0))[1]
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 10])
+def test_a_chain_of_large_kernels_is_one_trip_to_the_pool_per_iteration(monkeypatch, parallel_iterations):
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+    graph = _graph(_tanh_exp_sum, x, autograph=False)
+    lowered = dataflow.lower(graph, parallel_iterations)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+    chained = {plan.nodes[k].op: plan.nodes[n].op for k, n in enumerate(plan.chain_next) if n is not None}
+    assert chained == {"Mul": "Tanh", "Tanh": "Exp", "Exp": "Sum"}  # Sum's result goes to acc + ..., a small kernel
+    trips = []
+    finish = dataflow_executor._Run._finish_kernel
+    monkeypatch.setattr(dataflow_executor._Run, "_finish_kernel",
+                        lambda run, node, *rest: (trips.append(run.plan.nodes[node].op), finish(run, node, *rest))[1])
+    (total,) = dataflow.execute(plan, [x], workers=2)
+    assert trips == ["Sum"] * 3  # the scheduler hears of each iteration's chain once, at its end
+    assert_identical(interpret(graph, x)[0], total)
+    assert_identical(dataflow.execute(plan, [x], workers=0)[0], total)
+
+
+def _fails_from(x, limit):
+    if x[1] >= limit:
+        raise InvalidArgumentError(f"TestFailFrom: {x[1]} reached {limit}")
+    return x
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 2, 10])
+def test_a_failure_inside_a_chain_is_the_first_in_program_order_and_names_its_op(parallel_iterations):
+    """The middle kernel of ``x * i -> TestFailFrom -> reduce_sum`` fails from iteration 2 on: the error
+    raised is iteration 2's, as the interpreter raises it, and nothing after it in the chain runs."""
+    x = np.ones(1 << 16, np.float32)
+    with registered(OpDef("TestFailFrom", kernel=_fails_from, infer=_same_spec)):
+        def loop(x):
+            body = lambda i, acc: (i + 1, acc + al.reduce_sum(  # noqa: E731
+                apply("TestFailFrom", [x * al.cast(i, al.float32)], {"limit": 2.0})))
+            return al.while_loop(lambda i, acc: i < 5, body, (0, 0.0), parallel_iterations=parallel_iterations)[1]
+
+        graph = _graph(loop, x, autograph=False)
+        lowered = dataflow.lower(graph, parallel_iterations)
+        plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+        assert [plan.nodes[n].op for n in plan.chain_next if n is not None] == ["TestFailFrom", "Sum"]
+        with pytest.raises(InvalidArgumentError) as expected:
+            interpret(graph, x)
+        for workers in (0, 2):
+            with pytest.raises(InvalidArgumentError) as failure:
+                dataflow.execute(plan, [x], workers=workers)
+            assert str(failure.value) == str(expected.value) and "2.0 reached 2.0" in str(failure.value)
+
+
+def test_a_kernel_whose_reader_reads_more_or_is_fetched_ends_its_chain():
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+
+    def branching(x):
+        y = al.tanh(x * 2.0)   # read twice: no chain from y
+        z = al.exp(y) + y      # Exp's reader reads y too: no chain from Exp
+        w = al.sin(z)          # w is fetched: no chain from Sin
+        return al.cos(w), w
+
+    graph = _graph(branching, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    chained = {plan.nodes[k].op: plan.nodes[n].op for k, n in enumerate(plan.chain_next) if n is not None}
+    assert chained == {"Mul": "Tanh", "AddV2": "Sin"} or chained == {"Mul": "Tanh", "Add": "Sin"}
+    for found, wanted in zip(dataflow.call(lowered, x, workers=2), interpret(graph, x)):
+        assert_identical(wanted, found)
+
+
+def test_ten_iterations_in_flight_hold_one_array_per_worker():
+    """With parallel_iterations=10 on two workers, at most two iterations' chains compute at once, each in
+    one array of x's size (kernels in place): the peak is two arrays, not one per iteration in flight."""
+    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
+    graph = _graph(lambda x: al.while_loop(
+        lambda i, acc: i < 8, lambda i, acc: (i + 1, acc + al.reduce_sum(al.tanh(x * al.cast(i, al.float32)))),
+        (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
+    lowered = dataflow.lower(graph, 10)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    assert [loop.executor for loop in plan.frames] == ["frames"]
+    dataflow.execute(plan, [x], workers=2)
+    tracemalloc.start()
+    try:
+        (total,) = dataflow.execute(plan, [x], workers=2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_identical(interpret(graph, x)[0], total)
+    assert peak < 2.5 * x.nbytes

@@ -23,7 +23,10 @@ there, tagged with its frame and iteration:
 
 One thread schedules. Kernels on large arrays (which numpy runs without
 holding the GIL) go to a small thread pool, so independent ones overlap on
-several cores; everything else runs on the scheduling thread. (Even with
+several cores; everything else runs on the scheduling thread. A worker runs
+a kernel's chain (`Plan.chain_next`) before it hands the last result back,
+and each worker has one kernel queued behind the one it runs, so it never
+waits for the scheduling thread to wake between them. (Even with
 one worker, large kernels run on the pool: glibc's allocator hands the
 main thread's freed arrays back to the system and faults them in again on
 the next iteration, which made a 1M-element loop four times slower there.) Effects keep
@@ -51,6 +54,7 @@ from autoloop.execute.dataflow.plan import (  # noqa: F401 - OFFLOAD_ELEMENTS, U
     LOOP_MERGE, OFFLOAD_ELEMENTS, Plan, UnfedPlaceholderError)
 
 DEFAULT_WORKERS = min(4, os.cpu_count() or 1)
+QUEUED_PER_WORKER = 2  # kernels handed to the pool per worker: the one it runs, the next it takes
 
 
 class _Dead:
@@ -301,14 +305,17 @@ class _Run:
                                thread.name))
 
     def _fill_pool(self) -> None:
-        """Keep every worker busy with the waiting kernel first in program order.
+        """Keep every worker busy with the waiting kernel first in program order, and one more queued behind it.
 
         Oldest iterations first: their results free memory soonest, so the
         arrays in flight stay about one per worker (all of the first kernels
         of ten iterations at once would hold ten arrays, and numpy's
         allocator would hand them back to the system and fault them in again).
+        The one queued behind lets a worker that finishes start again at
+        once, not after the scheduling thread has woken (a queued kernel
+        allocates nothing until it runs).
         """
-        while self.waiting and self.in_flight < self.workers and not self.failures:
+        while self.waiting and self.in_flight < QUEUED_PER_WORKER * self.workers and not self.failures:
             _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
@@ -316,12 +323,20 @@ class _Run:
             self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
 
     def _run_in_pool(self, node, iteration, kernel, values) -> None:
+        """Run `node`'s kernel, then its chain (`Plan.chain_next`), on a worker; hand the last result back."""
+        chain_next, kernels = self.plan.chain_next, self.plan.kernels
         try:
             with np.errstate(all="ignore"):
-                if self.trace is None:
-                    self.done_queue.put((node, iteration, kernel(values), None))
-                else:
-                    self.done_queue.put((node, iteration, self._traced(node, iteration, kernel, values), None))
+                while True:
+                    if self.trace is None:
+                        results = kernel(values)
+                    else:
+                        results = self._traced(node, iteration, kernel, values)
+                    follower = chain_next[node]
+                    if follower is None:
+                        break
+                    node, kernel, values = follower, kernels[follower], results
+            self.done_queue.put((node, iteration, results, None))
         except BaseException as error:  # noqa: BLE001 - handed to the scheduling thread
             self.done_queue.put((node, iteration, None, error))
 
