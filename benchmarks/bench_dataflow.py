@@ -225,7 +225,7 @@ def report(quick: bool = False, rounds: int = 7, tensorflow: str | None = None) 
                 peak = f"{peaks[name]:.1f}" if name in peaks else ""
                 lines.append(f"| {name} | {_ms(seconds.median)} ({_ms(seconds.low)}–{_ms(seconds.high)}) | "
                              f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) | {peak} |")
-            lines.append("")
+            lines += [f"load average after this table: {_load()}", ""]
         timings = sum_square(loop_iterations, rounds, child)
     finally:
         if child is not None:
@@ -236,6 +236,11 @@ def report(quick: bool = False, rounds: int = 7, tensorflow: str | None = None) 
         lines.append(f"| {name} | {timing.seconds.median / loop_iterations * 1e6:.2f} µs | "
                      f"{timing.ratio.median:.1f}x |")
     return "\n".join(lines)
+
+
+def _load() -> str:
+    """The load average (1, 5, 15 minutes): other work on the machine takes cores from the thread pool."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def _ms(seconds: float) -> str:

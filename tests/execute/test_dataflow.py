@@ -643,3 +643,16 @@ def test_ten_iterations_in_flight_hold_one_array_per_worker():
         tracemalloc.stop()
     assert_identical(interpret(graph, x)[0], total)
     assert peak < 2.5 * x.nbytes
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(loop_programs())
+def test_generated_loops_agree_with_every_kernel_on_the_pool(source):
+    """No size threshold: every kernel that may go to the thread pool goes, in chains, iterations
+    overlapping, so the pool's path meets the generated programs' branches, nested loops and prints."""
+    graph = _graph(make_function(source, "generated"), 0, 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dataflow_plan, "OFFLOAD_ELEMENTS", 0)
+        patch.setattr(dataflow_executor, "OFFLOAD_ELEMENTS", 0)
+        assert_equivalent(graph, *[[np.int32(a), np.int32(b)] for a, b in INPUTS])
