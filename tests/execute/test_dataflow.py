@@ -624,25 +624,38 @@ def test_a_kernel_whose_reader_reads_more_or_is_fetched_ends_its_chain():
         assert_identical(wanted, found)
 
 
-def test_ten_iterations_in_flight_hold_one_array_per_worker():
-    """With parallel_iterations=10 on two workers, at most two iterations' chains compute at once, each in
-    one array of x's size (kernels in place): the peak is two arrays, not one per iteration in flight."""
-    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
-    graph = _graph(lambda x: al.while_loop(
-        lambda i, acc: i < 8, lambda i, acc: (i + 1, acc + al.reduce_sum(al.tanh(x * al.cast(i, al.float32)))),
-        (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
-    lowered = dataflow.lower(graph, 10)
-    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
-    assert [loop.executor for loop in plan.frames] == ["frames"]
-    dataflow.execute(plan, [x], workers=2)
-    tracemalloc.start()
+def _peak(plan, values, workers=None) -> int:
+    tracemalloc.start()  # numpy reports its arrays to tracemalloc
     try:
-        (total,) = dataflow.execute(plan, [x], workers=2)
-        peak = tracemalloc.get_traced_memory()[1]
+        result = dataflow.execute(plan, values, workers=workers)
+        return tracemalloc.get_traced_memory()[1], result
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("work", [
+    lambda x, c: al.tanh(x * c),                       # a chain: one array per iteration
+    lambda x, c: al.tanh(x * c) + x * c,               # no chain: Mul's results are read by Add too
+    lambda x, c: (lambda y: al.tanh(y) * y)(x * c),    # y read twice: two arrays per iteration
+], ids=["chain", "two products", "read twice"])
+def test_ten_iterations_in_flight_hold_one_iterations_temporaries_per_worker(work):
+    """With parallel_iterations=10 on two workers, a worker computes one iteration's kernels at a time
+    (oldest first, none queued behind it): the peak is twice the compiled loop's (one iteration at a
+    time), not one iteration's per iteration in flight."""
+    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
+    graph = _graph(lambda x: al.while_loop(
+        lambda i, acc: i < 8, lambda i, acc: (i + 1, acc + al.reduce_sum(work(x, al.cast(i, al.float32)))),
+        (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
+    lowered = dataflow.lower(graph, 10)
+    frames = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    compiled = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=True)
+    assert [loop.executor for loop in frames.frames] == ["frames"]
+    dataflow.execute(frames, [x], workers=2)
+    peak, (total,) = _peak(frames, [x], workers=2)
+    one_at_a_time, (expected,) = _peak(compiled, [x])
     assert_identical(interpret(graph, x)[0], total)
-    assert peak < 2.5 * x.nbytes
+    assert_identical(expected, total)
+    assert peak < 2 * one_at_a_time + 0.5 * x.nbytes
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,

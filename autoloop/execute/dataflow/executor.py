@@ -25,8 +25,9 @@ One thread schedules. Kernels on large arrays (which numpy runs without
 holding the GIL) go to a small thread pool, so independent ones overlap on
 several cores; everything else runs on the scheduling thread. A worker runs
 a kernel's chain (`Plan.chain_next`) before it hands the last result back,
-and each worker has one kernel queued behind the one it runs, so it never
-waits for the scheduling thread to wake between them. (Even with
+so it does not wait for the scheduling thread to wake between them; a
+worker computes one iteration's chain at a time, so a loop holds one
+iteration's temporaries per worker. (Even with
 one worker, large kernels run on the pool: glibc's allocator hands the
 main thread's freed arrays back to the system and faults them in again on
 the next iteration, which made a 1M-element loop four times slower there.) Effects keep
@@ -54,7 +55,6 @@ from autoloop.execute.dataflow.plan import (  # noqa: F401 - OFFLOAD_ELEMENTS, U
     LOOP_MERGE, OFFLOAD_ELEMENTS, Plan, UnfedPlaceholderError)
 
 DEFAULT_WORKERS = min(4, os.cpu_count() or 1)
-QUEUED_PER_WORKER = 2  # kernels handed to the pool per worker: the one it runs, the next it takes
 
 
 class _Dead:
@@ -305,17 +305,18 @@ class _Run:
                                thread.name))
 
     def _fill_pool(self) -> None:
-        """Keep every worker busy with the waiting kernel first in program order, and one more queued behind it.
+        """Keep every worker busy with the waiting kernel first in program order.
 
         Oldest iterations first: their results free memory soonest, so the
         arrays in flight stay about one per worker (all of the first kernels
         of ten iterations at once would hold ten arrays, and numpy's
         allocator would hand them back to the system and fault them in again).
-        The one queued behind lets a worker that finishes start again at
-        once, not after the scheduling thread has woken (a queued kernel
-        allocates nothing until it runs).
+        No kernel waits queued behind a busy worker: it would be a later
+        iteration's first kernel, taken before the next kernel of the
+        iteration now finishing (which reuses that one's buffer), and would
+        hold one more array per worker where a body's kernels form no chain.
         """
-        while self.waiting and self.in_flight < QUEUED_PER_WORKER * self.workers and not self.failures:
+        while self.waiting and self.in_flight < self.workers and not self.failures:
             _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
