@@ -47,7 +47,6 @@ import os
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -182,7 +181,7 @@ class _Run:
             self._loop()
         finally:
             if self.pool is not None:
-                self.pool.shutdown(wait=True)
+                self.pool.stop()
         if self.failures:
             self._raise_first_failure()
         self._check_finished(first)
@@ -308,23 +307,29 @@ class _Run:
         """Keep every worker busy with the waiting kernel first in program order.
 
         Oldest iterations first: their results free memory soonest, so the
-        arrays in flight stay about one per worker (all of the first kernels
-        of ten iterations at once would hold ten arrays, and numpy's
-        allocator would hand them back to the system and fault them in again).
-        No kernel waits queued behind a busy worker: it would be a later
-        iteration's first kernel, taken before the next kernel of the
-        iteration now finishing (which reuses that one's buffer), and would
-        hold one more array per worker where a body's kernels form no chain.
+        arrays in flight stay about one iteration's per worker (all of the
+        first kernels of ten iterations at once would hold ten arrays, and
+        numpy's allocator would hand them back to the system and fault them
+        in again). No kernel waits queued behind a busy worker: it would be
+        a later iteration's, taken before the next kernel of the one
+        finishing (which reuses that one's buffer).
         """
         while self.waiting and self.in_flight < self.workers and not self.failures:
             _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
             if self.pool is None:
-                self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
+                self.pool = _Workers(self._run_in_pool)
             self.in_flight += 1
-            self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
+            self.pool.put([node, iteration, kernel, values], self.in_flight)
 
-    def _run_in_pool(self, node, iteration, kernel, values) -> None:
-        """Run `node`'s kernel, then its chain (`Plan.chain_next`), on a worker; hand the last result back."""
+    def _run_in_pool(self, task: list) -> None:
+        """Run a kernel, then its chain (`Plan.chain_next`), on a worker; hand the last result back.
+
+        `task` is ``[node, iteration, kernel, values]``, emptied here: the
+        inputs are let go before the scheduling thread hears (a kernel it
+        starts then may reuse their memory).
+        """
+        node, iteration, kernel, values = task
+        task.clear()
         chain_next, kernels = self.plan.chain_next, self.plan.kernels
         try:
             with np.errstate(all="ignore"):
@@ -337,8 +342,10 @@ class _Run:
                     if follower is None:
                         break
                     node, kernel, values = follower, kernels[follower], results
+            del values
             self.done_queue.put((node, iteration, results, None))
         except BaseException as error:  # noqa: BLE001 - handed to the scheduling thread
+            del values
             self.done_queue.put((node, iteration, None, error))
 
     def _finish_kernel(self, node: int, iteration: _Iteration, results, error) -> None:
@@ -461,6 +468,43 @@ class _Run:
             if result is DEAD:
                 raise ValueError(f"{value.name} is dead in this run: it is computed only in a branch that "
                                  f"was not taken")
+
+
+class _Workers:
+    """Threads calling ``run(task)`` for each task `put`, until `stop`: one run's pool.
+
+    A bare queue, not a ``ThreadPoolExecutor``: its ``submit`` waits on
+    locks that a worker finishing a task holds (its idle semaphore), which
+    held the scheduling thread up to a GIL switch interval at a time.
+    """
+
+    def __init__(self, run):
+        self.run = run
+        self.tasks = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+
+    def put(self, task: list, busy: int) -> None:
+        """Give `task` to a thread, starting one if fewer than `busy` (the tasks not yet done) are there."""
+        if len(self.threads) < busy:
+            thread = threading.Thread(target=self._work, name=f"autoloop-dataflow_{len(self.threads)}", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        self.tasks.put(task)
+
+    def _work(self) -> None:
+        run, tasks = self.run, self.tasks
+        while True:
+            task = tasks.get()
+            if task is None:
+                return
+            run(task)  # which empties it: this frame keeps nothing of a task while it waits for the next
+
+    def stop(self) -> None:
+        """Let every thread finish its task and end; return when they have."""
+        for _ in self.threads:
+            self.tasks.put(None)
+        for thread in self.threads:
+            thread.join()
 
 
 def _large(values) -> bool:
