@@ -669,3 +669,36 @@ def test_generated_loops_agree_with_every_kernel_on_the_pool(source):
         patch.setattr(dataflow_plan, "OFFLOAD_ELEMENTS", 0)
         patch.setattr(dataflow_executor, "OFFLOAD_ELEMENTS", 0)
         assert_equivalent(graph, *[[np.int32(a), np.int32(b)] for a, b in INPUTS])
+
+
+@pytest.mark.parametrize("feeds_the_pool", [False, True])
+def test_a_task_whose_chain_ends_off_the_pool_waits_queued_behind_a_busy_worker(monkeypatch, feeds_the_pool):
+    """One worker, blocked in iteration 0's chain: iteration 1's chain (ending in reduce_sum, read by a
+    small add) is already handed to the pool, so the worker takes it without waiting for the scheduler;
+    where a chain's result goes on to a pool kernel (``y + y``), nothing is queued behind."""
+    x = np.ones(1 << 16, np.float32)
+    gate, handed = threading.Event(), []
+    put = dataflow_executor._Workers.put
+    monkeypatch.setattr(dataflow_executor._Workers, "put",
+                        lambda pool, task, busy: (handed.append(task[0]), put(pool, task, busy))[1])
+    with registered(OpDef("TestBlocked", kernel=_blocked, infer=_same_spec)):
+        def work(x, c):
+            y = apply("TestBlocked", [x * c], {"gate": gate})
+            return al.reduce_sum(y + y if feeds_the_pool else y)
+
+        graph = _graph(lambda x: al.while_loop(lambda i, acc: i < 3, lambda i, acc: (
+            i + 1, acc + work(x, al.cast(i, al.float32))), (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
+        lowered = dataflow.lower(graph, 10)
+        plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+        results = []
+        runner = threading.Thread(target=lambda: results.append(dataflow.execute(plan, [x], workers=1)))
+        runner.start()
+        deadline = time.monotonic() + 10
+        while len(handed) < (1 if feeds_the_pool else 2) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)  # nothing more is handed while the worker is blocked
+        handed_while_blocked = len(handed)
+        gate.set()
+        runner.join(timeout=20)
+        assert_identical(interpret(graph, x)[0], results[0][0])
+    assert handed_while_blocked == (1 if feeds_the_pool else 2)

@@ -304,22 +304,27 @@ class _Run:
                                thread.name))
 
     def _fill_pool(self) -> None:
-        """Keep every worker busy with the waiting kernel first in program order.
+        """Keep every worker busy with the waiting kernel first in program order, and maybe one queued behind.
 
         Oldest iterations first: their results free memory soonest, so the
         arrays in flight stay about one iteration's per worker (all of the
         first kernels of ten iterations at once would hold ten arrays, and
         numpy's allocator would hand them back to the system and fault them
-        in again). No kernel waits queued behind a busy worker: it would be
-        a later iteration's, taken before the next kernel of the one
-        finishing (which reuses that one's buffer).
+        in again). A kernel waits queued behind a busy worker only where
+        `Plan.may_queue` says nothing older can come before it: a worker
+        finishing then starts it at once instead of waiting for this thread
+        to wake (on a loaded machine that wait can be milliseconds).
         """
-        while self.waiting and self.in_flight < self.workers and not self.failures:
-            _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
+        waiting, may_queue = self.waiting, self.plan.may_queue
+        while waiting and not self.failures:
+            if self.in_flight >= self.workers and (self.in_flight >= 2 * self.workers
+                                                   or not may_queue[waiting[0][2]]):
+                return
+            _, _, node, iteration, kernel, values = heapq.heappop(waiting)
             if self.pool is None:
                 self.pool = _Workers(self._run_in_pool)
             self.in_flight += 1
-            self.pool.put([node, iteration, kernel, values], self.in_flight)
+            self.pool.put([node, iteration, kernel, values], min(self.in_flight, self.workers))
 
     def _run_in_pool(self, task: list) -> None:
         """Run a kernel, then its chain (`Plan.chain_next`), on a worker; hand the last result back.

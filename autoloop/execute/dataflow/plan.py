@@ -201,6 +201,7 @@ class Plan:
                         if node.op not in MACHINERY_OPS else None
                         for node, slot in zip(nodes, self._in_place_slots())]
         self.chain_next = [self._chain_next(k) for k in range(len(nodes))]
+        self.may_queue = [self._may_queue(k) for k in range(len(nodes))]
         self.merges = [LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
         self.start = [k for k, node in enumerate(nodes) if self.waits_for[k] == 0 and node.op != "Placeholder"]
@@ -221,6 +222,21 @@ class Plan:
                 or not self.offloadable[reader]):
             return None
         return reader
+
+    def _may_queue(self, k: int) -> bool:
+        """Whether a pool task starting at `k` may wait queued behind a busy worker.
+
+        When its chain's last result goes to no pool kernel: then no kernel
+        that a worker would rather run first (the next one of an older
+        iteration, reusing its buffer) can come from the tasks running now,
+        and the worker finishing one starts the queued one at once, without
+        waiting for the scheduling thread to wake.
+        """
+        if not self.offloadable[k]:
+            return False
+        while self.chain_next[k] is not None:
+            k = self.chain_next[k]
+        return not any(self.offloadable[reader] for readers in self.readers[k] for reader, _ in readers)
 
     def _in_place_slots(self) -> list:
         """For each node, the input its ufunc kernel may overwrite with its result (`out=`), or None.
