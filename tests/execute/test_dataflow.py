@@ -619,12 +619,13 @@ def test_a_kernel_whose_reader_reads_more_or_is_fetched_ends_its_chain():
     lowered = dataflow.lower(graph)
     plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
     chained = {plan.nodes[k].op: plan.nodes[n].op for k, n in enumerate(plan.chain_next) if n is not None}
-    assert chained == {"Mul": "Tanh", "AddV2": "Sin"} or chained == {"Mul": "Tanh", "Add": "Sin"}
+    assert chained == {"Mul": "Tanh", "Add": "Sin"}
     for found, wanted in zip(dataflow.call(lowered, x, workers=2), interpret(graph, x)):
         assert_identical(wanted, found)
 
 
-def _peak(plan, values, workers=None) -> int:
+def _peak(plan, values, workers=None) -> tuple[int, list]:
+    """The most memory numpy held at once while `plan` ran, and the run's results."""
     tracemalloc.start()  # numpy reports its arrays to tracemalloc
     try:
         result = dataflow.execute(plan, values, workers=workers)
@@ -639,9 +640,9 @@ def _peak(plan, values, workers=None) -> int:
     lambda x, c: (lambda y: al.tanh(y) * y)(x * c),    # y read twice: two arrays per iteration
 ], ids=["chain", "two products", "read twice"])
 def test_ten_iterations_in_flight_hold_one_iterations_temporaries_per_worker(work):
-    """With parallel_iterations=10 on two workers, a worker computes one iteration's kernels at a time
-    (oldest first, none queued behind it): the peak is twice the compiled loop's (one iteration at a
-    time), not one iteration's per iteration in flight."""
+    """With parallel_iterations=10 on two workers, each worker computes one kernel or chain at a time, the
+    oldest first (one waits queued behind a busy worker only where nothing older can come): the peak is
+    twice the compiled loop's (one iteration at a time), not one iteration's per iteration in flight."""
     x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
     graph = _graph(lambda x: al.while_loop(
         lambda i, acc: i < 8, lambda i, acc: (i + 1, acc + al.reduce_sum(work(x, al.cast(i, al.float32)))),
