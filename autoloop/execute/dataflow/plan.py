@@ -20,7 +20,9 @@ the executor would otherwise decide per node and per iteration:
 - **Chains.** A pool kernel whose result has one reader, itself a pool
   kernel reading nothing else, is followed by that reader on the same
   worker (`Plan.chain_next`): ``tanh(x * i)`` summed is one trip to the
-  pool per iteration, not three, and no hand-off between the kernels.
+  pool per iteration, not three, and no hand-off between the kernels. A
+  chain whose last result goes to no pool kernel may wait queued behind a
+  busy worker (`Plan.may_queue`).
 - **How each loop runs** (`choose`, the cost rule). A loop whose
   iterations cannot overlap profitably runs as *one node* of the frame
   around it: its functional ``While`` compiled to generated code by the
