@@ -12,7 +12,10 @@
    the same loop with ``parallel_iterations=1`` forced to run as frames, on
    the compiled executor (``@autoloop.function``), and the same numpy work
    spread over two threads by hand, the most two cores give for that work;
-   and the peak memory (tracemalloc) of one run, in arrays of X's size. Two
+   the peak memory (tracemalloc) of one run, in arrays of X's size; and the
+   CPU time of one run, all threads together (median of three): what a run
+   costs whatever else the machine runs, so on two free cores a run can
+   take no less than half of it. Two
    works: ``tanh(X * i)`` (numpy's vectorised float32 tanh is nearly as
    fast as memory, so cores mostly share the memory bus), and
    ``tanh(X ** (1 + i / 1000))`` (a power is compute-bound).
@@ -38,6 +41,7 @@ import argparse
 import json
 import os
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -122,10 +126,10 @@ def tensorflow_child(python: str | None, elements: int, iterations: int, loop_it
         return None
 
 
-def non_strict(work: str, elements: int, iterations: int, rounds: int, child=None) -> tuple[dict, dict]:
+def non_strict(work: str, elements: int, iterations: int, rounds: int, child=None) -> tuple[dict, dict, dict]:
     """The loop ``acc += reduce_sum(work(X, float(i)))`` in a Session at parallel_iterations 1 and 10, as frames
     at 1, on the compiled executor, by hand on 2 threads (and in TensorFlow's Session with `child`): timings,
-    and peak memory in arrays of X's size."""
+    peak memory in arrays of X's size, and CPU seconds per run (all threads; not TensorFlow's child)."""
     graph_work, numpy_work = WORKLOADS[work]
     data = np.random.default_rng(0).random(elements, dtype=np.float32)
 
@@ -167,10 +171,21 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int, child=Non
                 lambda key=f"{work} {parallel_iterations}": child.run(key)
     peaks = {name: peak_bytes(impls[name]) / data.nbytes for name in impls
              if name.startswith(("Session", "the same", COMPILED))}
+    cpu = {name: cpu_seconds(impls[name]) for name in impls if not name.startswith(TENSORFLOW)}
     try:
-        return interleaved(impls, rounds, baseline=SERIAL), peaks
+        return interleaved(impls, rounds, baseline=SERIAL), peaks, cpu
     finally:
         pool.shutdown()
+
+
+def cpu_seconds(run, repeats: int = 3) -> float:
+    """The CPU time of one `run()`, all of this process's threads together (median of `repeats`)."""
+    spent = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        spent.append(time.process_time() - start)
+    return float(np.median(spent))
 
 
 def sum_square(iterations: int, rounds: int, child=None) -> dict:
@@ -215,17 +230,18 @@ def report(quick: bool = False, rounds: int = 7, tensorflow: str | None = None) 
              "TensorFlow: not run (no --tensorflow Python with TensorFlow)", "```", ""]
     try:
         for work in WORKLOADS:
-            timings, peaks = non_strict(work, elements, iterations, rounds, child)
+            timings, peaks, cpu = non_strict(work, elements, iterations, rounds, child)
             lines += [f"Non-strict loop in a Session, `acc += reduce_sum({work})`: {iterations} iterations over "
                       f"{elements:,} float32 elements (median with min–max over {rounds} interleaved rounds):", "",
-                      "| executor | time | speed-up over parallel_iterations=1 (same round) | peak memory (arrays of X) |",
-                      "| --- | --- | --- | --- |"]
+                      "| executor | time | speed-up over parallel_iterations=1 (same round) | peak memory (arrays of X) "
+                      "| CPU time, all threads |", "| --- | --- | --- | --- | --- |"]
             for name, timing in timings.items():
                 seconds, ratio = timing.seconds, timing.ratio
                 peak = f"{peaks[name]:.1f}" if name in peaks else ""
+                spent = _ms(cpu[name]) if name in cpu else ""
                 lines.append(f"| {name} | {_ms(seconds.median)} ({_ms(seconds.low)}–{_ms(seconds.high)}) | "
-                             f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) | {peak} |")
-            lines.append("")
+                             f"{1 / ratio.median:.2f}x ({1 / ratio.high:.2f}–{1 / ratio.low:.2f}) | {peak} | {spent} |")
+            lines += [f"load average after this table: {_load()}", ""]
         timings = sum_square(loop_iterations, rounds, child)
     finally:
         if child is not None:
@@ -236,6 +252,11 @@ def report(quick: bool = False, rounds: int = 7, tensorflow: str | None = None) 
         lines.append(f"| {name} | {timing.seconds.median / loop_iterations * 1e6:.2f} µs | "
                      f"{timing.ratio.median:.1f}x |")
     return "\n".join(lines)
+
+
+def _load() -> str:
+    """The load average (1, 5, 15 minutes): other work on the machine takes cores from the thread pool."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def _ms(seconds: float) -> str:

@@ -551,3 +551,155 @@ def test_a_pruned_compiled_loop_computes_and_prints_what_frames_do(capfd, fetche
         outcomes.append((values, sorted(capfd.readouterr().err.splitlines()), [loop.executor for loop in plan.frames]))
     (frames, frames_printed, _), (planned, planned_printed, executors) = outcomes
     assert executors == ["compiled"] and planned == frames and planned_printed == frames_printed
+
+
+# -- chains: a pool worker runs a kernel's sole reader right after it ------------------------------------
+def _tanh_exp_sum(x):
+    body = lambda i, acc: (i + 1, acc + al.reduce_sum(al.exp(al.tanh(x * al.cast(i, al.float32)))))  # noqa: E731
+    return al.while_loop(lambda i, acc: i < 3, body, (0, 0.0))[1]
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 10])
+def test_a_chain_of_large_kernels_is_one_trip_to_the_pool_per_iteration(monkeypatch, parallel_iterations):
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+    graph = _graph(_tanh_exp_sum, x, autograph=False)
+    lowered = dataflow.lower(graph, parallel_iterations)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+    chained = {plan.nodes[k].op: plan.nodes[n].op for k, n in enumerate(plan.chain_next) if n is not None}
+    assert chained == {"Mul": "Tanh", "Tanh": "Exp", "Exp": "Sum"}  # Sum's result goes to acc + ..., a small kernel
+    trips = []
+    finish = dataflow_executor._Run._finish_kernel
+    monkeypatch.setattr(dataflow_executor._Run, "_finish_kernel",
+                        lambda run, node, *rest: (trips.append(run.plan.nodes[node].op), finish(run, node, *rest))[1])
+    (total,) = dataflow.execute(plan, [x], workers=2)
+    assert trips == ["Sum"] * 3  # the scheduler hears of each iteration's chain once, at its end
+    assert_identical(interpret(graph, x)[0], total)
+    assert_identical(dataflow.execute(plan, [x], workers=0)[0], total)
+
+
+def _fails_from(x, limit):
+    if x[1] >= limit:
+        raise InvalidArgumentError(f"TestFailFrom: {x[1]} reached {limit}")
+    return x
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 2, 10])
+def test_a_failure_inside_a_chain_is_the_first_in_program_order_and_names_its_op(parallel_iterations):
+    """The middle kernel of ``x * i -> TestFailFrom -> reduce_sum`` fails from iteration 2 on: the error
+    raised is iteration 2's, as the interpreter raises it, and nothing after it in the chain runs."""
+    x = np.ones(1 << 16, np.float32)
+    with registered(OpDef("TestFailFrom", kernel=_fails_from, infer=_same_spec)):
+        def loop(x):
+            body = lambda i, acc: (i + 1, acc + al.reduce_sum(  # noqa: E731
+                apply("TestFailFrom", [x * al.cast(i, al.float32)], {"limit": 2.0})))
+            return al.while_loop(lambda i, acc: i < 5, body, (0, 0.0), parallel_iterations=parallel_iterations)[1]
+
+        graph = _graph(loop, x, autograph=False)
+        lowered = dataflow.lower(graph, parallel_iterations)
+        plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=False)
+        assert [plan.nodes[n].op for n in plan.chain_next if n is not None] == ["TestFailFrom", "Sum"]
+        with pytest.raises(InvalidArgumentError) as expected:
+            interpret(graph, x)
+        for workers in (0, 2):
+            with pytest.raises(InvalidArgumentError) as failure:
+                dataflow.execute(plan, [x], workers=workers)
+            assert str(failure.value) == str(expected.value) and "2.0 reached 2.0" in str(failure.value)
+
+
+def test_a_kernel_whose_reader_reads_more_or_is_fetched_ends_its_chain():
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+
+    def branching(x):
+        y = al.tanh(x * 2.0)   # read twice: no chain from y
+        z = al.exp(y) + y      # Exp's reader reads y too: no chain from Exp
+        w = al.sin(z)          # w is fetched: no chain from Sin
+        return al.cos(w), w
+
+    graph = _graph(branching, x, autograph=False)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    chained = {plan.nodes[k].op: plan.nodes[n].op for k, n in enumerate(plan.chain_next) if n is not None}
+    assert chained == {"Mul": "Tanh", "Add": "Sin"}
+    for found, wanted in zip(dataflow.call(lowered, x, workers=2), interpret(graph, x)):
+        assert_identical(wanted, found)
+
+
+def _peak(plan, values, workers=None) -> tuple[int, list]:
+    """The most memory numpy held at once while `plan` ran, and the run's results."""
+    tracemalloc.start()  # numpy reports its arrays to tracemalloc
+    try:
+        result = dataflow.execute(plan, values, workers=workers)
+        return tracemalloc.get_traced_memory()[1], result
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("work", [
+    lambda x, c: al.tanh(x * c),                       # a chain: one array per iteration
+    lambda x, c: al.tanh(x * c) + x * c,               # no chain: Mul's results are read by Add too
+    lambda x, c: (lambda y: al.tanh(y) * y)(x * c),    # y read twice: two arrays per iteration
+], ids=["chain", "two products", "read twice"])
+def test_ten_iterations_in_flight_hold_one_iterations_temporaries_per_worker(work):
+    """With parallel_iterations=10 on two workers, each worker computes one kernel or chain at a time, the
+    oldest first (one waits queued behind a busy worker only where nothing older can come): the peak is
+    twice the compiled loop's (one iteration at a time), not one iteration's per iteration in flight."""
+    x = np.linspace(0, 1, 1 << 18, dtype=np.float32)
+    graph = _graph(lambda x: al.while_loop(
+        lambda i, acc: i < 8, lambda i, acc: (i + 1, acc + al.reduce_sum(work(x, al.cast(i, al.float32)))),
+        (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
+    lowered = dataflow.lower(graph, 10)
+    frames = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    compiled = dataflow.Plan(lowered, lowered.outputs, lowered.inputs, compile_loops=True)
+    assert [loop.executor for loop in frames.frames] == ["frames"]
+    dataflow.execute(frames, [x], workers=2)
+    peak, (total,) = _peak(frames, [x], workers=2)
+    one_at_a_time, (expected,) = _peak(compiled, [x])
+    assert_identical(interpret(graph, x)[0], total)
+    assert_identical(expected, total)
+    assert peak < 2 * one_at_a_time + 0.5 * x.nbytes
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(loop_programs())
+def test_generated_loops_agree_with_every_kernel_on_the_pool(source):
+    """No size threshold: every kernel that may go to the thread pool goes, in chains, iterations
+    overlapping, so the pool's path meets the generated programs' branches, nested loops and prints."""
+    graph = _graph(make_function(source, "generated"), 0, 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dataflow_plan, "OFFLOAD_ELEMENTS", 0)
+        patch.setattr(dataflow_executor, "OFFLOAD_ELEMENTS", 0)
+        assert_equivalent(graph, *[[np.int32(a), np.int32(b)] for a, b in INPUTS])
+
+
+@pytest.mark.parametrize("feeds_the_pool", [False, True])
+def test_a_task_whose_chain_ends_off_the_pool_waits_queued_behind_a_busy_worker(monkeypatch, feeds_the_pool):
+    """One worker, blocked in iteration 0's chain: iteration 1's chain (ending in reduce_sum, read by a
+    small add) is already handed to the pool, so the worker takes it without waiting for the scheduler;
+    where a chain's result goes on to a pool kernel (``y + y``), nothing is queued behind."""
+    x = np.ones(1 << 16, np.float32)
+    gate, handed = threading.Event(), []
+    put = dataflow_executor._Workers.put
+    monkeypatch.setattr(dataflow_executor._Workers, "put",
+                        lambda pool, task, busy: (handed.append(task[0]), put(pool, task, busy))[1])
+    with registered(OpDef("TestBlocked", kernel=_blocked, infer=_same_spec)):
+        def work(x, c):
+            y = apply("TestBlocked", [x * c], {"gate": gate})
+            return al.reduce_sum(y + y if feeds_the_pool else y)
+
+        graph = _graph(lambda x: al.while_loop(lambda i, acc: i < 3, lambda i, acc: (
+            i + 1, acc + work(x, al.cast(i, al.float32))), (0, 0.0), parallel_iterations=10)[1], x, autograph=False)
+        lowered = dataflow.lower(graph, 10)
+        plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+        results = []
+        runner = threading.Thread(target=lambda: results.append(dataflow.execute(plan, [x], workers=1)))
+        runner.start()
+        deadline = time.monotonic() + 10
+        while len(handed) < (1 if feeds_the_pool else 2) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)  # nothing more is handed while the worker is blocked
+        handed_while_blocked = len(handed)
+        gate.set()
+        runner.join(timeout=20)
+        assert_identical(interpret(graph, x)[0], results[0][0])
+    assert handed_while_blocked == (1 if feeds_the_pool else 2)

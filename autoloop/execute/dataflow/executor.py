@@ -23,7 +23,11 @@ there, tagged with its frame and iteration:
 
 One thread schedules. Kernels on large arrays (which numpy runs without
 holding the GIL) go to a small thread pool, so independent ones overlap on
-several cores; everything else runs on the scheduling thread. (Even with
+several cores; everything else runs on the scheduling thread. A worker runs
+a kernel's chain (`Plan.chain_next`) before it hands the last result back,
+so it does not wait for the scheduling thread to wake between them; each
+worker computes one kernel or chain at a time, so a loop holds about one
+iteration's temporaries per worker. (Even with
 one worker, large kernels run on the pool: glibc's allocator hands the
 main thread's freed arrays back to the system and faults them in again on
 the next iteration, which made a 1M-element loop four times slower there.) Effects keep
@@ -43,7 +47,6 @@ import os
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -178,7 +181,7 @@ class _Run:
             self._loop()
         finally:
             if self.pool is not None:
-                self.pool.shutdown(wait=True)
+                self.pool.stop()
         if self.failures:
             self._raise_first_failure()
         self._check_finished(first)
@@ -301,28 +304,53 @@ class _Run:
                                thread.name))
 
     def _fill_pool(self) -> None:
-        """Keep every worker busy with the waiting kernel first in program order.
+        """Keep every worker busy with the waiting kernel first in program order, and maybe one queued behind.
 
         Oldest iterations first: their results free memory soonest, so the
-        arrays in flight stay about one per worker (all of the first kernels
-        of ten iterations at once would hold ten arrays, and numpy's
-        allocator would hand them back to the system and fault them in again).
+        arrays in flight stay about one iteration's per worker (all of the
+        first kernels of ten iterations at once would hold ten arrays, and
+        numpy's allocator would hand them back to the system and fault them
+        in again). A kernel waits queued behind a busy worker only where
+        `Plan.may_queue` says nothing older can come before it: a worker
+        finishing then starts it at once instead of waiting for this thread
+        to wake (on a loaded machine that wait can be milliseconds).
         """
-        while self.waiting and self.in_flight < self.workers and not self.failures:
-            _, _, node, iteration, kernel, values = heapq.heappop(self.waiting)
+        waiting, may_queue = self.waiting, self.plan.may_queue
+        while waiting and not self.failures:
+            if self.in_flight >= self.workers and (self.in_flight >= 2 * self.workers
+                                                   or not may_queue[waiting[0][2]]):
+                return
+            _, _, node, iteration, kernel, values = heapq.heappop(waiting)
             if self.pool is None:
-                self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="autoloop-dataflow")
+                self.pool = _Workers(self._run_in_pool)
             self.in_flight += 1
-            self.pool.submit(self._run_in_pool, node, iteration, kernel, values)
+            self.pool.put([node, iteration, kernel, values], min(self.in_flight, self.workers))
 
-    def _run_in_pool(self, node, iteration, kernel, values) -> None:
+    def _run_in_pool(self, task: list) -> None:
+        """Run a kernel, then its chain (`Plan.chain_next`), on a worker; hand the last result back.
+
+        `task` is ``[node, iteration, kernel, values]``, emptied here: the
+        inputs are let go before the scheduling thread hears (a kernel it
+        starts then may reuse their memory).
+        """
+        node, iteration, kernel, values = task
+        task.clear()
+        chain_next, kernels = self.plan.chain_next, self.plan.kernels
         try:
             with np.errstate(all="ignore"):
-                if self.trace is None:
-                    self.done_queue.put((node, iteration, kernel(values), None))
-                else:
-                    self.done_queue.put((node, iteration, self._traced(node, iteration, kernel, values), None))
+                while True:
+                    if self.trace is None:
+                        results = kernel(values)
+                    else:
+                        results = self._traced(node, iteration, kernel, values)
+                    follower = chain_next[node]
+                    if follower is None:
+                        break
+                    node, kernel, values = follower, kernels[follower], results
+            del values
+            self.done_queue.put((node, iteration, results, None))
         except BaseException as error:  # noqa: BLE001 - handed to the scheduling thread
+            del values
             self.done_queue.put((node, iteration, None, error))
 
     def _finish_kernel(self, node: int, iteration: _Iteration, results, error) -> None:
@@ -445,6 +473,44 @@ class _Run:
             if result is DEAD:
                 raise ValueError(f"{value.name} is dead in this run: it is computed only in a branch that "
                                  f"was not taken")
+
+
+class _Workers:
+    """Threads calling ``run(task)`` for each task `put`, until `stop`: one run's pool.
+
+    A bare queue, not a ``ThreadPoolExecutor``: its ``submit`` takes locks
+    that a worker finishing a task takes too (its idle semaphore's), and in
+    a profile on a loaded machine the scheduling thread waited there about
+    1 ms a call.
+    """
+
+    def __init__(self, run):
+        self.run = run
+        self.tasks = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+
+    def put(self, task: list, busy: int) -> None:
+        """Give `task` to a thread, starting one if fewer than `busy` (the tasks not yet done) are there."""
+        if len(self.threads) < busy:
+            thread = threading.Thread(target=self._work, name=f"autoloop-dataflow_{len(self.threads)}", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        self.tasks.put(task)
+
+    def _work(self) -> None:
+        run, tasks = self.run, self.tasks
+        while True:
+            task = tasks.get()
+            if task is None:
+                return
+            run(task)  # which empties it: this frame keeps nothing of a task while it waits for the next
+
+    def stop(self) -> None:
+        """Let every thread finish its task and end; return when they have."""
+        for _ in self.threads:
+            self.tasks.put(None)
+        for thread in self.threads:
+            thread.join()
 
 
 def _large(values) -> bool:

@@ -17,6 +17,12 @@ the executor would otherwise decide per node and per iteration:
   of the same frame made and that nothing else reads writes its result
   into that array (`out=`), the compiled executor's rule
   (`Plan._in_place_slots`).
+- **Chains.** A pool kernel whose result has one reader, itself a pool
+  kernel reading nothing else, is followed by that reader on the same
+  worker (`Plan.chain_next`): ``tanh(x * i)`` summed is one trip to the
+  pool per iteration, not three, and no hand-off between the kernels. A
+  chain whose last result goes to no pool kernel may wait queued behind a
+  busy worker (`Plan.may_queue`).
 - **How each loop runs** (`choose`, the cost rule). A loop whose
   iterations cannot overlap profitably runs as *one node* of the frame
   around it: its functional ``While`` compiled to generated code by the
@@ -196,9 +202,43 @@ class Plan:
                         kernel_of(node.source if node.source is not None else node)
                         if node.op not in MACHINERY_OPS else None
                         for node, slot in zip(nodes, self._in_place_slots())]
+        self.chain_next = [self._chain_next(k) for k in range(len(nodes))]
+        self.may_queue = [self._may_queue(k) for k in range(len(nodes))]
         self.merges = [LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
         self.start = [k for k, node in enumerate(nodes) if self.waits_for[k] == 0 and node.op != "Placeholder"]
+
+    def _chain_next(self, k: int) -> int | None:
+        """The node a pool worker runs right after `k`, on `k`'s result, without going back to the scheduler.
+
+        Its sole reader, when that reads nothing else (no other input, no
+        ordering edge) and is a pool kernel too: it would be ready the moment
+        `k` is done, with exactly `k`'s result. ``x * c -> tanh -> reduce_sum``
+        is one trip to the pool per iteration, not three.
+        """
+        readers = self.readers[k]
+        if not self.offloadable[k] or len(readers) != 1 or len(readers[0]) != 1:
+            return None
+        (reader, _), = readers[0]
+        if (self.control_readers[k] or self.fetched_outputs[k] is not None or self.waits_for[reader] != 1
+                or not self.offloadable[reader]):
+            return None
+        return reader
+
+    def _may_queue(self, k: int) -> bool:
+        """Whether a pool task starting at `k` may wait queued behind a busy worker.
+
+        When its chain's last result goes to no pool kernel: then no kernel
+        that a worker would rather run first (the next one of an older
+        iteration, reusing its buffer) can come from the tasks running now,
+        and the worker finishing one starts the queued one at once, without
+        waiting for the scheduling thread to wake.
+        """
+        if not self.offloadable[k]:
+            return False
+        while self.chain_next[k] is not None:
+            k = self.chain_next[k]
+        return not any(self.offloadable[reader] for readers in self.readers[k] for reader, _ in readers)
 
     def _in_place_slots(self) -> list:
         """For each node, the input its ufunc kernel may overwrite with its result (`out=`), or None.
