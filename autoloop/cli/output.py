@@ -131,9 +131,10 @@ def format_gradients(graph, filename=None) -> str:
     return "\n".join(lines)
 
 
-def format_batching(graph, filename=None) -> str:
+def format_batching(graph, filename=None, backend="numpy") -> str:
     """One line per batched scan in `graph` (a ``scan`` with ``cond_dims``, or a ``vectorized_map`` loop whose
-    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why."""
+    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why; on
+    ``backend="jax"``, also the form XLA runs (`autoloop.backends.jax.scan_form`)."""
     lines = []
     for node in graph.walk():
         if node.op != "Scan" or not node.attrs["cond_dims"].rank:
@@ -149,6 +150,9 @@ def format_batching(graph, filename=None) -> str:
             text = f"finished entries masked, not compacted: {node.attrs['_masked_because']}"
         else:
             text = "finished entries masked (compaction=False)"
+        if backend == "jax":
+            from autoloop.backends.jax.scan_form import jax_form
+            text += f"; on XLA {jax_form(node)[1]}"
         where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
         lines.append(f"{where}: {what} {node.name!r} `{source}`: {text}")
     return "\n".join(lines)

@@ -391,6 +391,8 @@ class _ScanCall:
             return "mask"
         problem = entrywise_problem(draft)
         if problem is None:
+            if self.compaction_required:  # backend="jax" compacts then whatever its cost rule says (scan_form)
+                draft.attrs["_compaction_required"] = True
             return self.compaction
         if self.compaction_required:
             raise ValueError(f"scan(compaction=True) needs a body and cond that treat entries independently, "
