@@ -1,15 +1,20 @@
-"""The ``"jax"`` rule of ``Scan``: ``lax.scan`` when the frames are counted, else a masked ``lax.while_loop``.
+"""The ``"jax"`` rule of ``Scan``: ``lax.scan`` when the frames are counted, else ``lax.while_loop``s.
 
 A scan over a known number of frames with no cond is ``lax.scan`` over
 the frames of ``xs`` (or a range of ``spatial_dim``): the ys frames come
 back stacked. Otherwise the reference semantics of
-`autoloop.control_flow.scan` run as one ``lax.while_loop`` with the ys
+`autoloop.control_flow.scan` run as a ``lax.while_loop`` with the ys
 written into buffers of the scan's bound (the length of ``xs``,
-``spatial_dim`` or ``max_seq_len``); a batched scan (``cond_dims``) masks
-finished entries (their state stops changing, their frames are zeros) and
-never compacts, which gives the same results with static shapes. The
-condition is evaluated at the end of each frame (and once before the
-first), so that its run-time checks can fail the loop.
+``spatial_dim`` or ``max_seq_len``). A batched scan (``cond_dims``) masks
+finished entries (their state stops changing, their frames are zeros), in
+one loop over every entry (what ``jax.vmap`` of a ``lax.while_loop``
+does), or, when it may compact and the cost rule of
+`autoloop.backends.jax.scan_form` says so, in *stages*: one loop per size
+``B, B/2, ..., 1``, each run on the most active rows gathered to its front
+until the next size would hold them, then written back. Both give the
+numpy executor's results exactly, with static shapes. The condition is
+evaluated at the end of each frame (and once before the first), so that
+its run-time checks can fail the loop.
 
 The ys of a scan that stops on a cond have a length known only when it
 runs: they come back trimmed as results of the function (`buffers.Padded`);
