@@ -36,8 +36,8 @@ from autoloop.autodiff.graph_backprop import graph_gradients
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import captured_from
 from autoloop.ir import control_flow
-from autoloop.ops.api import (cast, concat, gather, greater_equal, less, maximum, range as arange, reshape, shape,
-                              where, zeros_like)
+from autoloop.ops.api import (cast, concat, gather, greater_equal, less, maximum, range as arange, reduce_max,
+                              reshape, shape, where, zeros_like)
 from autoloop.ops.dispatch import convert
 from autoloop.tensor import Tensor
 
@@ -72,7 +72,10 @@ def backward(node, outputs, starts, grads, residuals) -> list:
     xs = [residuals.value(v) for v in groups.xs]
     xs_flat = [_flat(x) for x in xs]
     ys_grads = [_flat(g) if g is not None else None for g in grads[:num_ys]]
-    state_grads = [g if g is not None else zeros_like(s) for g, s in zip(grads[num_ys:num_ys + len(final)], final)]
+    # Only floating-point state and xs carry cotangents (a counter in the state gets none).
+    floating = [k for k, s in enumerate(final) if s.dtype.is_floating]
+    float_xs = [k for k, x in enumerate(xs) if x.dtype.is_floating]
+    state_grads = [grads[num_ys + k] if grads[num_ys + k] is not None else zeros_like(final[k]) for k in floating]
 
     def captured(placeholder):
         return residuals.value(captured_from(body, placeholder))
@@ -91,28 +94,37 @@ def backward(node, outputs, starts, grads, residuals) -> list:
         return graph_gradients(graph, [r for r, _ in wanted], wrt, [c for _, c in wanted],
                                unconnected_gradients="zero", node_filter=lambda n: id(n) in made)
 
+    def state_cotangents(incoming) -> list:
+        """The cotangents of the body's new state: `incoming` for the floating-point values, None elsewhere."""
+        by_position = dict(zip(floating, incoming))
+        return [by_position.get(k) for k in range(len(final))]
+
     def back_body(_, state):
         t, entry, incoming = state[0], state[1], list(state[2:])
         position = maximum(t, 0) * entries + entry  # a finished entry (t = -1) is masked, if not dropped
         graph = _graph_of(t)
         results, states, x, made = rerun(graph, position)
-        cotangents = [gather(g, position) if g is not None else None for g in ys_grads] + incoming
-        found = vjp(graph, results, states + x, cotangents, made)
-        for grad, value in zip(found, states + x):
+        cotangents = [gather(g, position) if g is not None else None for g in ys_grads] + state_cotangents(incoming)
+        wrt = [states[k] for k in floating] + [x[k] for k in float_xs]
+        found = vjp(graph, results, wrt, cotangents, made)
+        for grad, value in zip(found, wrt):
             grad.set_shape(value.shape)  # what a broadcast's gradient computes from run-time shapes
-        outgoing, x_grads = found[:len(states)], found[len(states):]
-        return incoming + x_grads, [t - 1, entry] + outgoing
+        return incoming + found[len(floating):], [t - 1, entry] + found[:len(floating)]
 
-    specs = [TensorSpec(s.shape, s.dtype) for s in final] + [TensorSpec(x.shape[1:], x.dtype) for x in xs]
+    specs = [TensorSpec(final[k].shape, final[k].dtype) for k in floating]
+    specs += [TensorSpec(xs[k].shape[1:], xs[k].dtype) for k in float_xs]
     start = [lengths - 1, arange(entries)] + state_grads
     back_ys, back_final, _ = _scan(back_body, start, specs, lambda _, s: greater_equal(s[0], 0), node,
                                    "backward")
-    initial_grads = back_final[2:]
-    steps = shape(back_ys[0])[0]
-    incoming, x_back = back_ys[:len(final)], back_ys[len(final):]
-    x_grads = [_forward_order(g, lengths, entries, shape(x)[0]) for g, x in zip(x_back, xs)]
-    capture_grads = _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, entries, steps)
-    return _by_input(node, groups, x_grads, initial_grads, capture_grads)
+    initial_grads = dict(zip(floating, back_final[2:]))
+    incoming, x_back = back_ys[:len(floating)], back_ys[len(floating):]
+    x_grads = dict(zip(float_xs, [_forward_order(g, lengths, entries, shape(xs[k])[0])
+                                  for g, k in zip(x_back, float_xs)]))
+    steps = maximum(reduce_max(lengths), 0)  # the backward scan's frames
+    capture_grads = _capture_gradients(body, captured, rerun, vjp, ys_grads, state_cotangents(incoming), lengths,
+                                       entries, steps)
+    return _by_input(node, groups, [x_grads.get(k) for k in range(len(xs))],
+                     [initial_grads.get(k) for k in range(len(final))], capture_grads)
 
 
 def _forward(node, groups, xs, initial):
@@ -188,7 +200,7 @@ def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, 
     graph = _graph_of(lengths)
     results, _, _, made = rerun(graph, t_rows * entries + b_rows)
     cotangents = [gather(g, t_rows * entries + b_rows) if g is not None else None for g in ys_grads]
-    cotangents += [gather(_flat(g), k_rows * entries + b_rows) for g in incoming]
+    cotangents += [gather(_flat(g), k_rows * entries + b_rows) if g is not None else None for g in incoming]
     values = [captured(p) for p in floating.values()]
     return dict(zip(floating, vjp(graph, results, values, cotangents, made)))
 
