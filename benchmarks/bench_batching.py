@@ -73,12 +73,28 @@ def masked_by_hand(weights):
 BASELINE = "each entry alone (summed)"
 
 
-def measure_loops(quick: bool, rounds: int):
+def loop_inputs(quick: bool):
+    """``(trip counts, h, W)`` of table 1's loop: long-tailed counts, one row of h per entry."""
     batch, longest = (16, 100) if quick else (64, 1000)
     counts = long_tailed_lengths(batch, longest)
     rng = np.random.default_rng(1)
     h = rng.standard_normal((batch, WIDTH)).astype(np.float32)
     weights = al.constant((rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32))
+    return counts, h, weights
+
+
+def loop_as_scan(h, counts, weights, compaction):
+    """Table 1's per-entry loop written as a batched scan; the final h (in a traced function)."""
+    def body(_, state):
+        h, step, count = state
+        return None, (al.tanh(al.matmul(h, weights)), step + 1, count)
+    return al.scan(body=body, initial=(h, al.zeros_like(counts), counts), cond=lambda _, s: s[1] < s[2],
+                   cond_dims=[h.shape[0]], compaction=compaction)[1][0]
+
+
+def measure_loops(quick: bool, rounds: int):
+    counts, h, weights = loop_inputs(quick)
+    batch = len(counts)
     entry = make_entry(weights)
     alone = al.function(entry)
     vectorized = al.function(lambda h, n: al.vectorized_map(entry, (h, n)), autograph=False)
@@ -118,15 +134,8 @@ JAX_VMAP = "JAX vmap(lax.while_loop), jit"
 
 def jax_scan(weights, compaction):
     """The per-entry loop of `make_entry` written as a batched scan on backend="jax"."""
-    @al.function(autograph=False, backend="jax")
-    def run(h, counts):
-        def body(_, state):
-            h, step, count = state
-            return None, (al.tanh(al.matmul(h, weights)), step + 1, count)
-        initial = (h, al.zeros_like(counts), counts)
-        return al.scan(body=body, initial=initial, cond=lambda _, s: s[1] < s[2], cond_dims=[h.shape[0]],
-                       compaction=compaction)[1][0]
-    return run
+    return al.function(lambda h, counts: loop_as_scan(h, counts, weights, compaction), autograph=False,
+                       backend="jax")
 
 
 # -- table 3: the gradient of the per-entry loop ------------------------------------------------------
@@ -134,11 +143,7 @@ def loop_gradient(compaction):
     """d sum(h_final^2) / d(h, W) through the per-entry loop as a batched scan: compacted or masked backward."""
     @al.function(autograph=False)
     def run(h, counts, weights):
-        def body(_, state):
-            h, step, count = state
-            return None, (al.tanh(al.matmul(h, weights)), step + 1, count)
-        final = al.scan(body=body, initial=(h, al.zeros_like(counts), counts), cond=lambda _, s: s[1] < s[2],
-                        cond_dims=[h.shape[0]], compaction=compaction)[1][0]
+        final = loop_as_scan(h, counts, weights, compaction)
         return al.gradients(al.reduce_sum(final * final), [h, weights])
     return run
 
@@ -147,12 +152,8 @@ GRADIENT_MASKED = "gradient, compaction=False (masked forward and backward)"
 
 
 def measure_gradients(quick: bool, rounds: int):
-    batch, longest = (16, 100) if quick else (64, 1000)
-    counts = long_tailed_lengths(batch, longest)
-    rng = np.random.default_rng(1)
-    h = al.constant(rng.standard_normal((batch, WIDTH)).astype(np.float32))
-    weights = al.constant((rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32))
-    counts_t = al.constant(counts)
+    counts, h, weights = loop_inputs(quick)
+    h, counts_t = al.constant(h), al.constant(counts)
     compacted, masked = loop_gradient("auto"), loop_gradient(False)
     workloads = {
         GRADIENT_MASKED: lambda: np.concatenate([g.numpy().ravel() for g in masked(h, counts_t, weights)]),
