@@ -133,3 +133,20 @@ def test_generated_loops_compacted_backward_equals_the_masked_one(program, seed)
         if got is not None:
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     assert [n.attrs["compaction"] for n in graph.walk() if n.op == "Scan"] == ["compact", "compact"]
+
+
+def test_a_tape_over_a_traced_function_takes_the_compacted_backward():
+    """An eager GradientTape around a call differentiates the function's graph in a graph of its own, reading the
+    forward values it saved (the forward scan's starting states among them)."""
+    args = _arguments(3)
+    traced = al.function(lambda *a: _rnn()(*a), autograph=False)
+    tensors = [al.constant(a) for a in args]
+    with al.GradientTape() as tape:
+        tape.watch(tensors)
+        loss = traced(*tensors)
+    expected, _ = _gradients(_rnn(), args, "auto")
+    for got, want in zip(tape.gradient(loss, tensors), expected):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-13)
+    from autoloop.autodiff.function_calls import gradient_pair
+    backward = gradient_pair(traced.get_concrete_function(*args)).backward
+    assert "scan_backward" in {n.name for n in backward.graph.walk() if n.op == "Scan"}

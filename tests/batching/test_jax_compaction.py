@@ -136,3 +136,29 @@ def test_explain_on_jax_names_the_form(tmp_path, monkeypatch, capsys):
     assert "finished entries compacted" in out and "on XLA compacted in stages of 8, 4, ..., 1 rows" in out, out
     assert cli.main(["run", "model.py::run", rows, "--explain"]) == 0
     assert "on XLA" not in capsys.readouterr().out
+
+
+def _bounded_loss(h0, w, counts):
+    def body(_, state):
+        h, t, count = state
+        return None, (al.tanh(h @ w), t + 1, count)
+    h = al.scan(body=body, initial=(h0, al.zeros_like(counts), counts), cond=lambda _, s: s[1] < s[2],
+                cond_dims=[8], max_seq_len=12)[1][0]
+    return al.reduce_sum(h * h)
+
+
+def test_a_static_shape_trace_keeps_the_masked_backward():
+    """The compacted backward has run-time shapes; a JAX trace (and its copies) differentiates masked."""
+    from autoloop.ir import rewrite
+    rng = np.random.default_rng(0)
+    h0, w = rng.normal(size=[8, 4]).astype(np.float32), (rng.normal(size=[4, 4]) * 0.5).astype(np.float32)
+    counts = np.array([0, 1, 5, 2, 9, 3, 1, 1], np.int32)
+    grads = {backend: al.function(lambda a, b, c: al.gradients(_bounded_loss(a, b, c), [a, b]), autograph=False,
+                                  backend=backend) for backend in ("numpy", "jax")}
+    for got, expected in zip(grads["jax"](h0, w, counts), grads["numpy"](h0, w, counts)):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    graphs = {backend: fn.get_concrete_function(h0, w, counts).graph for backend, fn in grads.items()}
+    names = {backend: [n.name for n in graph.walk() if n.op == "Scan"] for backend, graph in graphs.items()}
+    assert "scan_backward" in names["numpy"] and not any(name.endswith("_backward") for name in names["jax"])
+    assert graphs["jax"].static_shapes and rewrite.clone(graphs["jax"]).static_shapes
+    assert not graphs["numpy"].static_shapes
