@@ -35,7 +35,7 @@ from autoloop.arguments import TensorSpec
 from autoloop.autodiff.graph_backprop import graph_gradients
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import captured_from
-from autoloop.ir import control_flow
+from autoloop.ir import context, control_flow
 from autoloop.ops.api import (cast, concat, gather, greater_equal, less, maximum, range as arange, reduce_max,
                               reshape, shape, where, zeros_like)
 from autoloop.ops.dispatch import convert
@@ -102,7 +102,7 @@ def backward(node, outputs, starts, grads, residuals) -> list:
     def back_body(_, state):
         t, entry, incoming = state[0], state[1], list(state[2:])
         position = maximum(t, 0) * entries + entry  # a finished entry (t = -1) is masked, if not dropped
-        graph = _graph_of(t)
+        graph = context.current_graph()
         results, states, x, made = rerun(graph, position)
         cotangents = [gather(g, position) if g is not None else None for g in ys_grads] + state_cotangents(incoming)
         wrt = [states[k] for k in floating] + [x[k] for k in float_xs]
@@ -161,10 +161,6 @@ def _scan(body, initial, specs, cond, node, part, xs=None, **options):
     return list(ys), list(final), lengths
 
 
-def _graph_of(tensor):
-    return tensor._value.node.graph
-
-
 def _flat(frames):
     """``[T, B, ...]`` frames as ``[T * B, ...]`` rows: row ``t * B + b`` is entry b's frame t."""
     dims = frames.shape.as_list()[2:]
@@ -197,7 +193,7 @@ def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, 
     pairs = where(less(k, reshape(lengths, [1, -1])))  # [N, 2]: backward step k of entry b ran; N = sum(L)
     k_rows, b_rows = cast(pairs[:, 0], dtypes.int32), cast(pairs[:, 1], dtypes.int32)
     t_rows = gather(lengths, b_rows) - 1 - k_rows
-    graph = _graph_of(lengths)
+    graph = context.current_graph()  # where the backward is built (a Jacobian's row loop, say)
     results, _, _, made = rerun(graph, t_rows * entries + b_rows)
     cotangents = [gather(g, t_rows * entries + b_rows) if g is not None else None for g in ys_grads]
     cotangents += [gather(_flat(g), k_rows * entries + b_rows) if g is not None else None for g in incoming]

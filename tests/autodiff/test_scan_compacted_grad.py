@@ -150,3 +150,25 @@ def test_a_tape_over_a_traced_function_takes_the_compacted_backward():
     from autoloop.autodiff.function_calls import gradient_pair
     backward = gradient_pair(traced.get_concrete_function(*args)).backward
     assert "scan_backward" in {n.name for n in backward.graph.walk() if n.op == "Scan"}
+
+
+def test_second_derivatives_through_the_compacted_backward():
+    """The compacted backward is differentiable again (reverse and forward mode), and builds inside a Jacobian's
+    row loop (hessians)."""
+    args = _arguments(4)
+    results = {}
+    for compaction in ("auto", False):
+        def loss(h0, w, xs, compaction=compaction):
+            return _rnn()(h0, w, xs, compaction=compaction)
+        second = al.function(lambda h0, w, xs: al.gradients(al.gradients(loss(h0, w, xs), [w])[0], [h0])[0],
+                             autograph=False)
+        hessian = al.function(lambda h0, w, xs: al.hessians(loss(h0, w, xs), [w])[0], autograph=False)
+
+        def forward_over_reverse(h0, w, xs, loss=loss):
+            with al.autodiff.ForwardAccumulator(w, al.ones_like(w)) as accumulator:
+                gradient = al.gradients(loss(h0, w, xs), [w])[0]
+            return accumulator.jvp(gradient)
+        results[compaction] = (second(*args).numpy(), hessian(*args).numpy(),
+                               al.function(forward_over_reverse, autograph=False)(*args).numpy())
+    for got, expected in zip(results["auto"], results[False]):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
