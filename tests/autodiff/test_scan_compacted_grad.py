@@ -172,3 +172,19 @@ def test_second_derivatives_through_the_compacted_backward():
                                al.function(forward_over_reverse, autograph=False)(*args).numpy())
     for got, expected in zip(results["auto"], results[False]):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_tf1_session_runs_the_compacted_backward():
+    tf1 = al.compat.v1
+    args, results = _arguments(5), {}
+    for compaction in ("auto", False):
+        with tf1.Graph().as_default():
+            placeholders = [tf1.placeholder(al.float64, a.shape) for a in args]
+            grads = tf1.gradients(_rnn()(*placeholders, compaction=compaction), placeholders)
+            with tf1.Session() as session:
+                results[compaction] = session.run(grads, dict(zip(placeholders, args)))
+    for got, expected in zip(results["auto"], results[False]):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-13)
+    expected, _ = _gradients(_rnn(), args, "auto")
+    for got, want in zip(results["auto"], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
