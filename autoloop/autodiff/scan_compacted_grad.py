@@ -37,7 +37,7 @@ from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import captured_from
 from autoloop.ir import context, control_flow
 from autoloop.ops.api import (cast, concat, gather, greater_equal, less, maximum, range as arange, reduce_max,
-                              reshape, shape, where, zeros_like)
+                              reshape, shape, where, zeros, zeros_like)
 from autoloop.ops.dispatch import convert
 from autoloop.tensor import Tensor
 
@@ -172,16 +172,13 @@ def _flat(frames):
 def _forward_order(backward, lengths, entries, frames):
     """Frames collected backward (row k of entry b is its frame ``L_b - 1 - k``) put back in order, as `frames`
     frames with zeros after each entry's length."""
+    flat = _flat(backward)
+    zero_row = shape(flat)[0]  # a row of zeros after the frames: what a frame after an entry's length reads
+    padded = concat([flat, zeros(concat([convert([1]), shape(flat)[1:]], 0), flat.dtype)], 0)
     t = reshape(arange(frames), [-1, 1])
     k = reshape(lengths, [1, -1]) - 1 - t  # [frames, B]
-    valid = greater_equal(k, 0)
-    position = reshape(where(valid, k, zeros_like(k)) * entries + reshape(arange(entries), [1, -1]), [-1])
-    rows = gather(_flat(backward), position) if backward.shape[0] != 0 else None
-    if rows is None:
-        return None
-    picked = reshape(rows, concat([shape(valid), shape(backward)[2:]], 0))
-    mask = reshape(valid, concat([shape(valid), cast(convert([1] * (backward.shape.rank - 2)), dtypes.int32)], 0))
-    return where(mask, picked, zeros_like(picked))
+    position = where(greater_equal(k, 0), k * entries + reshape(arange(entries), [1, -1]), zero_row)
+    return reshape(gather(padded, reshape(position, [-1])), concat([shape(k), shape(backward)[2:]], 0))
 
 
 def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, entries, steps) -> dict:

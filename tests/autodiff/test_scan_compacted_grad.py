@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import autoloop as al
 from autoloop.cli.output import format_batching
@@ -98,9 +98,9 @@ def test_vectorized_map_gradients_through_per_entry_loops():
 _STEP = st.sampled_from(["scale", "tanh", "product", "shift"])
 
 
-def _generated(program):
+def _generated(program, per_entry):
     def loss(h0, w, xs, compaction="auto"):
-        lengths = al.constant(LENGTHS)
+        lengths = al.constant(np.array(per_entry, np.int32))
 
         def body(x, state):
             h, t = state
@@ -122,12 +122,14 @@ def _generated(program):
 
 
 @settings(max_examples=8, deadline=None)
-@given(st.lists(st.tuples(_STEP, st.floats(-1.0, 1.0)), min_size=1, max_size=3), st.integers(0, 100))
-def test_generated_loops_compacted_backward_equals_the_masked_one(program, seed):
+@example([("tanh", 0.5)], [0, 0, 0, 0, 0], 0)  # no entry runs a frame: nothing to gather from
+@given(st.lists(st.tuples(_STEP, st.floats(-1.0, 1.0)), min_size=1, max_size=3),
+       st.lists(st.integers(0, 7), min_size=B, max_size=B), st.integers(0, 100))
+def test_generated_loops_compacted_backward_equals_the_masked_one(program, lengths, seed):
     args = _arguments(seed)
     args[1] = args[1] * 0.5
-    compacted, graph = _gradients(_generated(program), args, "auto")
-    masked, _ = _gradients(_generated(program), args, False)
+    compacted, graph = _gradients(_generated(program, lengths), args, "auto")
+    masked, _ = _gradients(_generated(program, lengths), args, False)
     for got, expected in zip(compacted, masked):
         assert (got is None) == (expected is None)  # None: w is not used
         if got is not None:
