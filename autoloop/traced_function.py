@@ -275,6 +275,7 @@ class Function:
         """A trace and how many variables it made; `watch_variables`: each trainable variable read gets a
         watch point input after the arguments' (`autoloop.autodiff.tape.CallPoints`), for eager tapes."""
         graph = Graph(name_of(self.python_function))
+        graph.static_shapes = self._backend.static_shapes
         spec_iter = iter(specs)
         points = tape.CallPoints(graph)
         names = iter(input_names(self._signature, bound))

@@ -16,13 +16,20 @@ runs ``while step < n: h = tanh(h @ W); step += 1``. Workloads (traced
 - masking: the same loop batched by hand with ``where``, every entry
   running until the longest is done (what vmap of a while loop does);
 - ``map_fn``: one while loop over the entries;
-- ``vectorized_map`` on ``backend="jax"`` (XLA has static shapes: masked);
-- JAX ``vmap(lax.while_loop)``, jitted, when JAX is installed.
+- ``vectorized_map`` on ``backend="jax"`` (XLA has static shapes:
+  compacted in stages of 64, 32, ..., 1 rows), the same loop as a
+  ``scan(compaction=False)`` there (masked), and JAX
+  ``vmap(lax.while_loop)``, jitted, when JAX is installed: these three
+  interleaved in rounds of their own with the baseline.
 
 Table 2, an RNN over a padded batch: ``xs`` [frames, 64, 256] and
 per-entry ``lengths``; ``scan(xs=xs, cond=lambda x, s: s.t < lengths,
 cond_dims=[B])`` with ``lengths`` captured (proven per entry, so compacted)
 against the same RNN masked in numpy by hand.
+
+Table 3, the gradient of table 1's loop (written as a batched scan)
+with respect to ``h`` and ``W``: compacted forward and backward (the
+default) against ``compaction=False`` (masked forward and backward).
 
 Targets (same-round ratios): vectorized_map at least 3x faster than
 masking and at most 1.5x the entries alone; the RNN scan at least 3x faster
@@ -66,12 +73,28 @@ def masked_by_hand(weights):
 BASELINE = "each entry alone (summed)"
 
 
-def measure_loops(quick: bool, rounds: int):
+def loop_inputs(quick: bool):
+    """``(trip counts, h, W)`` of table 1's loop: long-tailed counts, one row of h per entry."""
     batch, longest = (16, 100) if quick else (64, 1000)
     counts = long_tailed_lengths(batch, longest)
     rng = np.random.default_rng(1)
     h = rng.standard_normal((batch, WIDTH)).astype(np.float32)
     weights = al.constant((rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32))
+    return counts, h, weights
+
+
+def loop_as_scan(h, counts, weights, compaction):
+    """Table 1's per-entry loop written as a batched scan; the final h (in a traced function)."""
+    def body(_, state):
+        h, step, count = state
+        return None, (al.tanh(al.matmul(h, weights)), step + 1, count)
+    return al.scan(body=body, initial=(h, al.zeros_like(counts), counts), cond=lambda _, s: s[1] < s[2],
+                   cond_dims=[h.shape[0]], compaction=compaction)[1][0]
+
+
+def measure_loops(quick: bool, rounds: int):
+    counts, h, weights = loop_inputs(quick)
+    batch = len(counts)
     entry = make_entry(weights)
     alone = al.function(entry)
     vectorized = al.function(lambda h, n: al.vectorized_map(entry, (h, n)), autograph=False)
@@ -90,14 +113,57 @@ def measure_loops(quick: bool, rounds: int):
     for title, fn in workloads.items():
         check_result("bench_batching", title, fn(), expected, rtol=2e-4, atol=2e-5)
     timings = interleaved(workloads, rounds, baseline=BASELINE)
-    apart = {"vectorized_map, backend=\"jax\" (masked by XLA)": lambda: vectorized_jax(h_t, counts_t).numpy()}
+    masked_jax = jax_scan(weights, compaction=False)
+    apart = {JAX_STAGES: lambda: vectorized_jax(h_t, counts_t).numpy(),
+             JAX_MASKED: lambda: masked_jax(h_t, counts_t).numpy()}
     jax_run = jax_workload()  # the same per-entry loop as bench_scan's: vmap of a lax.while_loop
     if jax_run is not None:
-        apart["JAX vmap(lax.while_loop), jit"] = lambda: jax_run(h, counts, weights.numpy())
-    for title, fn in apart.items():  # in rounds of their own: JAX's thread pools would slow down what runs next
+        apart[JAX_VMAP] = lambda: jax_run(h, counts, weights.numpy())
+    for title, fn in apart.items():
         check_result("bench_batching", title, fn(), expected, rtol=2e-4, atol=2e-5)
-        timings[title] = interleaved({BASELINE: workloads[BASELINE], title: fn}, rounds, baseline=BASELINE)[title]
+    # In rounds of their own (JAX's thread pools would slow down what runs next), together: same-round ratios.
+    measured = interleaved({BASELINE: workloads[BASELINE], **apart}, rounds, baseline=BASELINE)
+    timings.update({title: measured[title] for title in apart})
     return timings, counts
+
+
+JAX_STAGES = "vectorized_map, backend=\"jax\" (compacted in stages)"
+JAX_MASKED = "the same loop as scan(compaction=False), backend=\"jax\" (masked)"
+JAX_VMAP = "JAX vmap(lax.while_loop), jit"
+
+
+def jax_scan(weights, compaction):
+    """The per-entry loop of `make_entry` written as a batched scan on backend="jax"."""
+    return al.function(lambda h, counts: loop_as_scan(h, counts, weights, compaction), autograph=False,
+                       backend="jax")
+
+
+# -- table 3: the gradient of the per-entry loop ------------------------------------------------------
+def loop_gradient(compaction):
+    """d sum(h_final^2) / d(h, W) through the per-entry loop as a batched scan: compacted or masked backward."""
+    @al.function(autograph=False)
+    def run(h, counts, weights):
+        final = loop_as_scan(h, counts, weights, compaction)
+        return al.gradients(al.reduce_sum(final * final), [h, weights])
+    return run
+
+
+GRADIENT_MASKED = "gradient, compaction=False (masked forward and backward)"
+
+
+def measure_gradients(quick: bool, rounds: int):
+    counts, h, weights = loop_inputs(quick)
+    h, counts_t = al.constant(h), al.constant(counts)
+    compacted, masked = loop_gradient("auto"), loop_gradient(False)
+    workloads = {
+        GRADIENT_MASKED: lambda: np.concatenate([g.numpy().ravel() for g in masked(h, counts_t, weights)]),
+        "gradient, compacted forward and backward (default)":
+            lambda: np.concatenate([g.numpy().ravel() for g in compacted(h, counts_t, weights)]),
+    }
+    expected = workloads[GRADIENT_MASKED]()
+    for title, fn in workloads.items():
+        check_result("bench_batching", title, fn(), expected, rtol=2e-3, atol=2e-4)
+    return interleaved(workloads, rounds, baseline=GRADIENT_MASKED), counts
 
 
 # -- table 2: an RNN over a padded batch ---------------------------------------------------------------
@@ -147,7 +213,7 @@ def measure_rnn(quick: bool, rounds: int):
     return interleaved(workloads, rounds, baseline=NUMPY), lengths
 
 
-def tables(loops, rnn) -> str:
+def tables(loops, rnn, gradients=None) -> str:
     timings, counts = loops
     lines = [f"vectorized_map of a per-entry while loop: {len(counts)} entries, trip counts: sum {counts.sum():,}, "
              f"max {counts.max():,}, median {int(np.median(counts))}", "",
@@ -156,7 +222,13 @@ def tables(loops, rnn) -> str:
     compacted = timings["vectorized_map (compacted)"].ratio.median
     masked = timings["masking (where, by hand)"].ratio.median
     lines += ["", f"vectorized_map: {compacted:.2f}x the entries alone (target <= 1.5x); masking takes "
-                  f"{masked / compacted:.1f}x as long (target >= 3x)", ""]
+                  f"{masked / compacted:.1f}x as long (target >= 3x)"]
+    if JAX_STAGES in timings:
+        stages = timings[JAX_STAGES].ratio.median
+        lines.append(f"backend=\"jax\": the masked form takes {timings[JAX_MASKED].ratio.median / stages:.1f}x as "
+                     f"long as the stages" + (f", JAX's vmap(while_loop) {timings[JAX_VMAP].ratio.median / stages:.1f}x"
+                                             if JAX_VMAP in timings else "") + " (same rounds)")
+    lines.append("")
     timings, lengths = rnn
     lines += [f"RNN over a padded batch: {len(lengths)} sequences, lengths: sum {lengths.sum():,}, "
               f"max {lengths.max():,}", "",
@@ -164,12 +236,21 @@ def tables(loops, rnn) -> str:
                              [[t, format_spread(v.seconds), format_ratio(v.ratio)] for t, v in timings.items()])]
     scan = timings["scan(xs, cond_dims), captured lengths"].ratio.median
     lines += ["", f"scan(xs, cond_dims): {1 / scan:.1f}x faster than masked numpy (target >= 3x)"]
+    if gradients is not None:
+        timings, counts = gradients
+        compacted = timings["gradient, compacted forward and backward (default)"].ratio.median
+        lines += ["", f"The gradient of the per-entry loop (d sum(h^2) / d(h, W)), {len(counts)} entries, trip counts "
+                      f"summing to {counts.sum():,}, max {counts.max():,}", "",
+                  markdown_table(["workload", "time", "vs masked (same round)"],
+                                 [[t, format_spread(v.seconds), format_ratio(v.ratio)] for t, v in timings.items()]),
+                  "", f"compacted gradient: {1 / compacted:.1f}x faster than the masked one"]
     return "\n".join(lines)
 
 
 def main(argv=None):
     args = command_line(__doc__, argv, "16 entries, up to 100 steps: a smoke run", rounds=5)
-    print(tables(measure_loops(args.quick, args.rounds), measure_rnn(args.quick, args.rounds)))
+    print(tables(measure_loops(args.quick, args.rounds), measure_rnn(args.quick, args.rounds),
+                 measure_gradients(args.quick, args.rounds)))
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@ sub-graphs are copied in), makes the Scan's readers read that loop's
 results (the Scan is then dead and pruned), and differentiates those new
 nodes with the gradients the Scan's outputs received: a ``While`` gradient,
 with its stacks and its backward loop. The forward values are the Scan's
-bit for bit; a differentiated batched scan runs masked, not compacted.
+bit for bit. A batched scan that compacts takes `scan_compacted_grad`
+instead, where the backward pass is compacted too.
 """
 
 from __future__ import annotations
 
 from autoloop import dtypes
+from autoloop.autodiff import scan_compacted_grad
 from autoloop.autodiff.replay import inline
 from autoloop.autodiff.residuals import captured_from
 from autoloop.control_flow.scan_by_while import scan_by_while
@@ -27,6 +29,13 @@ def scan_gradient(op, *grads):
     from autoloop.autodiff.graph_backprop import backprop
     node = op.node
     graph = node.graph
+    if scan_compacted_grad.applies(node):
+        with context.building(graph):
+            outputs, starts = scan_compacted_grad.forward(node)
+        for old, new in zip(node.outputs, outputs):
+            new.set_shape(old.shape)
+            rewrite.replace_all_uses(old, new._value)
+        return scan_compacted_grad.backward(node, outputs, starts, list(grads), op.residuals)
     before = {id(n) for n in graph.nodes}
     with context.building(graph):
         outputs = as_loop(node)

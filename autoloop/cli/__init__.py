@@ -209,7 +209,8 @@ def run(arguments) -> int:
         gradients = output.format_gradients(concrete.graph, _python_function(function).__code__.co_filename)
         if gradients:
             print(gradients)
-        batching = output.format_batching(concrete.graph, _python_function(function).__code__.co_filename)
+        batching = output.format_batching(concrete.graph, _python_function(function).__code__.co_filename,
+                                          function.backend)
         if batching:
             print(batching)
     if arguments.time:

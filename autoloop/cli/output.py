@@ -131,11 +131,12 @@ def format_gradients(graph, filename=None) -> str:
     return "\n".join(lines)
 
 
-def format_batching(graph, filename=None) -> str:
+def format_batching(graph, filename=None, backend="numpy") -> str:
     """One line per batched scan in `graph` (a ``scan`` with ``cond_dims``, or a ``vectorized_map`` loop whose
-    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why; and
-    one per loop that batching kept shared by every entry (a Jacobian's backward loop) or made to run an op
-    without a batching rule once per entry."""
+    condition differs per entry): whether finished entries are dropped (compaction) or masked, and why, and
+    on ``backend="jax"`` the form XLA runs (`autoloop.backends.jax.scan_form`); and one per loop that batching
+    kept shared by every entry (a Jacobian's backward loop) or made to run an op without a batching rule once
+    per entry."""
     lines = []
     for node in graph.walk():
         if node.op == "While" and node.attrs.get("_batched"):
@@ -157,6 +158,9 @@ def format_batching(graph, filename=None) -> str:
             text = f"finished entries masked, not compacted: {node.attrs['_masked_because']}"
         else:
             text = "finished entries masked (compaction=False)"
+        if backend == "jax":
+            from autoloop.backends.jax.scan_form import jax_form
+            text += f"; on XLA {jax_form(node)[1]}"
         where = f"line {line}" if file == filename else f"{os.path.basename(file)}:{line}"
         lines.append(f"{where}: {what} {node.name!r} `{source}`: {text}")
     return "\n".join(lines)

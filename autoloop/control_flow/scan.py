@@ -39,8 +39,14 @@ compaction runs the body on fewer rows:
   the sum of the lengths; otherwise, and eagerly, finished entries are
   masked (the work follows batch x longest);
 - ``compaction=True``: the same, but a ValueError if the body mixes entries
-  (eagerly, cond and body are traced once more to check);
+  (eagerly, cond and body are traced once more to check); on
+  ``backend="jax"`` it also asks for the compacted form whatever the cost
+  rule says (`autoloop.backends.jax.scan_form`: stages of halving size);
 - ``compaction=False``: always run every entry, masked.
+
+The gradient of a compacted scan is compacted too
+(`autoloop.autodiff.scan_compacted_grad`): each entry's backward pass runs
+its own trip count.
 
 Sequences of different lengths (RETURNN's layout): with ``cond_dims=[B]``,
 each tensor of `xs` is ``[frames, B, ...]`` (time-major, entries on axis 1),
@@ -394,6 +400,8 @@ class _ScanCall:
             return "mask"
         problem = entrywise_problem(draft)
         if problem is None:
+            if self.compaction_required:  # backend="jax" compacts then whatever its cost rule says (scan_form)
+                draft.attrs["_compaction_required"] = True
             return self.compaction
         if self.compaction_required:
             raise ValueError(f"scan(compaction=True) needs a body and cond that treat entries independently, "

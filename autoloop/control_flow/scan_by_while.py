@@ -9,7 +9,8 @@ writes the masked reference semantics of `autoloop.control_flow.scan` as a
   sees every op of every frame;
 - in a graph, the ``Scan`` gradient rule (`autoloop.autodiff.scan_grad`)
   puts this loop in the Scan node's place and differentiates it (a
-  ``While``, a ``Cond`` for a do-while's first test, TensorArrays for ys).
+  ``While``, a ``Cond`` for a do-while's first test, TensorArrays for ys),
+  unless the scan compacts (`autoloop.autodiff.scan_compacted_grad`).
 
 A batched scan runs masked here (finished entries keep their state and get
 zero frames), never compacted.

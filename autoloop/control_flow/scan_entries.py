@@ -15,7 +15,12 @@ or names the first node where it cannot:
   other operands broadcast over the trailing axes, reductions and
   normalisations over axes other than 0, ``x @ W``, slices that keep axis 0,
   embedding lookups ``gather(table, ids)``, ...;
-- the body's results and the cond's test must be per entry.
+- the body's results and the cond's test must be per entry;
+- ``shape(h)`` of a per-entry ``h`` counts the entries on axis 0: it may
+  only size a value row by row (``SumToShape``, ``reshape(g, shape(h))``,
+  ``broadcast_to(c, shape(h))``, ``fill``, a slice's gradient: what
+  gradients write), never
+  be read as numbers (``shape(h)[0]``).
 
 Anything else (an op without a rule, ``shape(h)[0]``, a reduction over
 axis 0, a print of the state, a captured tensor of the batch size) is a
@@ -33,6 +38,7 @@ from autoloop.ir import control_flow
 from autoloop.ops.location import format_location
 
 SHARED, ENTRY = "shared", "per entry"
+ROWS = "the shape of a per-entry value"  # counts the entries on axis 0: only sizes values row by row
 
 
 class Problem(Exception):
@@ -71,13 +77,15 @@ def _walk(graph, kinds: dict, adoptable=None, adopted=None) -> str | None:
         if adoptable and RULES.get(node.op) is _elementwise:
             _adopt(node, kinds, adoptable, adopted)
         inputs = [kinds[id(v)] for v in node.inputs]
-        if ENTRY not in inputs:
+        if ENTRY not in inputs and ROWS not in inputs:
             kinds.update((id(v), SHARED) for v in node.outputs)
             continue
         rule = RULES.get(node.op)
         try:
             if rule is None:
                 raise Problem(f"{node.op} is not known to treat entries independently")
+            if ROWS in inputs and node.op not in SIZED_BY_ROWS:
+                raise Problem("it reads the Shape of a per-entry value, whose axis 0 counts the entries")
             outputs = rule(node, inputs)
         except Problem as problem:
             return (f"{node.op} (node {node.name}, {format_location(node.location)}) mixes entries: {problem}. "
@@ -177,13 +185,25 @@ def _expand_dims(node, kinds):
 
 def _slice(node, kinds):
     _only_first_per_entry(node, kinds)
-    first = node.attrs["spec"][0] if node.attrs["spec"] else ("ellipsis",)
+    _keeps_axis_0(node.attrs["spec"], _rank(node.inputs[0]))
+    return [ENTRY]
+
+
+def _slice_gradient(node, kinds):
+    """``StridedSliceGrad(g, shape(x), ...)``: a slice of per-entry rows written back into zeros of x's shape."""
+    if kinds[:2] != [ENTRY, ROWS] or ENTRY in kinds[2:] or ROWS in kinds[2:]:
+        raise Problem("the slice it writes back is not one of per-entry rows")
+    _keeps_axis_0(node.attrs["spec"], _rank(node.outputs[0]))
+    return [ENTRY]
+
+
+def _keeps_axis_0(spec, rank: int) -> None:
+    """Nothing, when the slice `spec` of a value of `rank` keeps axis 0 whole; else a Problem."""
+    first = spec[0] if spec else ("ellipsis",)
     if first == ("slice", None, None, None):
-        return [ENTRY]
-    if first == ("ellipsis",):
-        consumed = sum(1 for item in node.attrs["spec"][1:] if item[0] in ("index", "slice"))
-        if consumed < _rank(node.inputs[0]):
-            return [ENTRY]
+        return
+    if first == ("ellipsis",) and sum(1 for item in spec[1:] if item[0] in ("index", "slice")) < rank:
+        return
     raise Problem("the slice does not keep axis 0 whole")
 
 
@@ -220,7 +240,10 @@ def _first(value):
 
 
 def _reshape(node, kinds):
-    """Per entry for ``reshape(x, [-1, ...])`` that keeps the size of each row."""
+    """Per entry for ``reshape(x, [-1, ...])`` that keeps the size of each row, or ``reshape(g, shape(h))`` of
+    per-entry values (as many rows, so each row keeps its size)."""
+    if kinds == [ENTRY, ROWS]:
+        return [ENTRY]
     shape = node.attrs.get("shape")
     rows = node.inputs[0].shape[1:]
     if len(node.inputs) != 1 or shape is None or not shape or shape[0] != -1 or not rows.is_fully_defined():
@@ -236,6 +259,24 @@ def _product(dims) -> int:
     for dim in dims:
         total *= dim
     return total
+
+
+def _shape(node, kinds):
+    return [ROWS]
+
+
+def _sized_by_rows(node, kinds):
+    """``SumToShape(g, shape(h))``, ``BroadcastTo(c, shape(h))``, ``Fill(shape(h), c)``: row b of the result
+    comes from row b of a per-entry operand of the result's rank, or from shared values broadcast below axis 0."""
+    rank = _rank(node.outputs[0])
+    for value, kind in zip(node.inputs, kinds):
+        if kind is ENTRY and _rank(value) != rank:
+            raise Problem(f"{value.name} ({value.shape}) is summed or broadcast across the entry axis")
+        if kind is SHARED and _rank(value) == rank and value.shape[0] != 1:
+            raise Problem(f"the shared {value.name} ({value.shape}) has an axis 0 of its own")
+    if ROWS not in kinds:
+        raise Problem("its target shape is not that of a per-entry value")
+    return [ENTRY]
 
 
 def _passes_value(node, kinds):
@@ -283,4 +324,10 @@ RULES.update({
     "CheckDefined": _passes_value,
     "Rank": _rank_only,
     "EnsureShape": _ensure_shape,
+    "Shape": _shape,
+    "SumToShape": _sized_by_rows,
+    "BroadcastTo": _sized_by_rows,
+    "Fill": _sized_by_rows,
+    "StridedSliceGrad": _slice_gradient,
 })
+SIZED_BY_ROWS = ("SumToShape", "BroadcastTo", "Fill", "Reshape", "StridedSliceGrad")  # the ops that may take a ROWS operand

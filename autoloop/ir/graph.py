@@ -147,6 +147,9 @@ class Graph:
         # are those of TF1's control_dependencies blocks open on this graph.
         self.tf1_style = False
         self.control_dependencies: list[Node] = []
+        # Traced for a backend that compiles static shapes only (XLA): transformations that build a graph
+        # (a gradient) then keep every shape known while compiling.
+        self.static_shapes = False
 
     # -- building -------------------------------------------------------
     def unique_name(self, base: str) -> str:

@@ -48,6 +48,7 @@ def clone(graph: Graph, value_map: dict | None = None, parent: Graph | None = No
     new = Graph(graph.name, graph.parent if parent is None else parent)
     new._name_counts = dict(graph._name_counts)
     new.tf1_style = graph.tf1_style
+    new.static_shapes = graph.static_shapes
     for node in graph.nodes:
         attrs = dict(node.attrs)
         attrs.update({key: clone(attrs[key], value_map, parent=new) for key in control_flow.subgraph_attrs(node.op)})

@@ -63,12 +63,16 @@ def run_checked(concrete, args) -> None:
 
 
 def _check_mode_agrees(concrete, args) -> None:
+    from tests.backends.differential import DifferentialProgram, assert_close
     arrays = input_arrays(args)
     plain = concrete.compiled(*arrays)
     checked = CompiledGraph(concrete.graph, check=True)(*arrays)
     assert len(plain) == len(checked)
+    # Under the JAX corpus run the plain outputs are XLA's: floats agree with numpy's within rounding (a matrix
+    # product over a compacted scan's fewer rows may round differently), as the differential run defines.
+    same = assert_close if isinstance(concrete.compiled, DifferentialProgram) else assert_same_value
     for expected, found in zip(plain, checked):
-        assert_same_value(expected, found)
+        same(expected, found)
 
 
 def assert_same_value(expected, found) -> None:

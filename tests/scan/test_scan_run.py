@@ -89,6 +89,24 @@ def test_tensor_array_elements_instead_of_stacked_frames():
     assert elements.dynamic_size
 
 
+def test_compacted_frames_are_full_frames_as_tensor_array_elements_too():
+    """A compacted scan keeps the working rows of each frame and writes them into the stacked ys at the end;
+    TensorArray elements get full frames."""
+    def body(h, step, limit):
+        return h, h + 1, step + 1, limit
+
+    initial = [np.zeros((3, 2)), np.zeros(3, np.int32), np.array([1, 4, 2], np.int32)]
+    results = {(compaction, arrays): run_scan(plan(compaction, arrays=arrays), lambda h, s, n: s < n, body,
+                                              initial, [], None, None)[0]
+               for compaction in ("mask", "compact") for arrays in (False, True)}
+    expected = results["mask", False]
+    np.testing.assert_array_equal(results["compact", False], expected)
+    for compaction in ("mask", "compact"):
+        elements = list(results[compaction, True])
+        assert all(isinstance(e, np.ndarray) for e in elements)
+        np.testing.assert_array_equal(np.array(elements), expected)
+
+
 @pytest.mark.parametrize("xs, spatial_dim, max_seq_len, expected", [
     ([], None, None, None), ([np.zeros(3)], None, None, 3), ([np.zeros(3)], 3, 2, 2), ([], 5, 7, 5),
     ([], None, np.int64(4), 4),

@@ -1,15 +1,20 @@
-"""The ``"jax"`` rule of ``Scan``: ``lax.scan`` when the frames are counted, else a masked ``lax.while_loop``.
+"""The ``"jax"`` rule of ``Scan``: ``lax.scan`` when the frames are counted, else ``lax.while_loop``s.
 
 A scan over a known number of frames with no cond is ``lax.scan`` over
 the frames of ``xs`` (or a range of ``spatial_dim``): the ys frames come
 back stacked. Otherwise the reference semantics of
-`autoloop.control_flow.scan` run as one ``lax.while_loop`` with the ys
+`autoloop.control_flow.scan` run as a ``lax.while_loop`` with the ys
 written into buffers of the scan's bound (the length of ``xs``,
-``spatial_dim`` or ``max_seq_len``); a batched scan (``cond_dims``) masks
-finished entries (their state stops changing, their frames are zeros) and
-never compacts, which gives the same results with static shapes. The
-condition is evaluated at the end of each frame (and once before the
-first), so that its run-time checks can fail the loop.
+``spatial_dim`` or ``max_seq_len``). A batched scan (``cond_dims``) masks
+finished entries (their state stops changing, their frames are zeros), in
+one loop over every entry (what ``jax.vmap`` of a ``lax.while_loop``
+does), or, when it may compact and the cost rule of
+`autoloop.backends.jax.scan_form` says so, in *stages*: one loop per size
+``B, B/2, ..., 1``, each run on the most active rows gathered to its front
+until the next size would hold them, then written back. Both give the
+numpy executor's results exactly, with static shapes. The condition is
+evaluated at the end of each frame (and once before the first), so that
+its run-time checks can fail the loop.
 
 The ys of a scan that stops on a cond have a length known only when it
 runs: they come back trimmed as results of the function (`buffers.Padded`);
@@ -25,6 +30,7 @@ from autoloop.ir.trips import trip_count
 from autoloop.backends.jax.buffers import Buffer, Padded
 from autoloop.backends.jax.control_flow import check_shapes_kept, refuse_variable_writes, run_subgraph
 from autoloop.backends.jax.marks import is_static, unsupported
+from autoloop.backends.jax.scan_form import jax_form, stage_sizes
 from autoloop.control_flow.scan_run import frame_limit
 from autoloop.ir import control_flow
 
@@ -137,7 +143,8 @@ def _empty_frames(node, index):
 
 
 def _masked(lowering, node, groups, xs, state, limit) -> list:
-    """The reference semantics as one ``lax.while_loop``; see the module docstring."""
+    """The reference semantics as ``lax.while_loop``s: one over every entry (masked), or, for a batched scan
+    that may compact and whose cost rule says so (`scan_form`), one per stage of halving size."""
     import jax
     import jax.numpy as jnp
     attrs = node.attrs
@@ -156,22 +163,27 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
                    for output, y in zip(node.outputs, ys)]
         return outputs + list(state) + [jnp.zeros(entries, jnp.int32)]
     limit = jnp.asarray(np.iinfo(np.int32).max if limit is None else limit, jnp.int32)  # None: only cond stops it
+    staged = rank and jax_form(node)[0] == "stages"
+    sizes = stage_sizes(entries[0]) if staged else [None]
 
-    def frame(step):
-        return [jax.lax.dynamic_index_in_dim(x, step, keepdims=False) for x in xs]
+    def frame(step, rows):
+        """Frame `step` of xs for the working `rows` (None: every row)."""
+        x = [jax.lax.dynamic_index_in_dim(x, step, keepdims=False) for x in xs]
+        return x if rows is None else [values[rows] for values in x]
 
-    def test(step, values, errors, previous):
+    def test(step, values, errors, previous, rows):
         """Whether frame `step` runs, as numpy decides it; the error state after the cond."""
+        shape = entries if rows is None else (rows.shape[0],) + entries[1:]
         if not has_cond:
-            return jnp.ones(entries, bool), errors
-        x = frame(jnp.maximum(step - 1, 0)) if previous else frame(step)
+            return jnp.ones(shape, bool), errors
+        x = frame(jnp.maximum(step - 1, 0), rows) if previous else frame(step, rows)
         (result,), errors = run_subgraph(lowering, cond, x + list(values) + list(groups.cond_captures), errors)
-        return jnp.broadcast_to(jnp.asarray(result, bool), entries), errors
+        return jnp.broadcast_to(jnp.asarray(result, bool), shape), errors
 
-    def still(step, active, values, errors):
+    def still(step, active, values, errors, rows):
         """The entries active at frame `step` (before it runs), tested only where numpy tests."""
         def tested(step, active, values, errors):
-            result, errors = test(step, values, errors, previous=not before)
+            result, errors = test(step, values, errors, not before, rows)
             return active & result, errors
 
         if not has_cond:
@@ -183,33 +195,12 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     active = jnp.ones(entries, bool)
     errors = lowering.errors
     if before:
-        active, errors = still(jnp.int32(0), active, state, errors)
+        active, errors = still(jnp.int32(0), active, state, errors, None)
     carry = (jnp.int32(0), active, jnp.zeros(entries, jnp.int32), tuple(state), ys, errors)
-
-    def cond_fn(carry):
-        step, active, _, _, _, errors = carry
-        going = (step < limit) & jnp.any(active)
-        return going & errors.ok if errors is not None else going
-
-    def body_fn(carry):
-        step, active, lengths, values, ys, errors = carry
-        results, errors = run_subgraph(lowering, body, frame(step) + list(values) + list(groups.body_captures),
-                                       errors)
-        new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(xs):])]
-        if rank:
-            check_shapes_kept(node, values, new, "scan's state")
-            new = [jnp.where(_mask(active, v), v, old) for v, old in zip(new, values)]
-        frames = [jnp.where(_mask(active, jnp.asarray(y)), y, jnp.zeros((), y.dtype)) for y in results[:num_ys]]
-        ys = [jax.lax.dynamic_update_index_in_dim(buffer, f.astype(buffer.dtype), step, 0)
-              for buffer, f in zip(ys, frames)]
-        lengths = lengths + active.astype(jnp.int32)
-        step = step + 1
-        active, errors = still(step, active, new, errors)
-        return step, active, lengths, tuple(new), ys, errors
-
-    body_jit = jax.jit(body_fn)
-    check_shapes_kept(node, carry[3], jax.eval_shape(body_jit, carry)[3], "scan's state")
-    step, _, lengths, values, ys, lowering.errors = jax.lax.while_loop(cond_fn, body_jit, carry)
+    for position, size in enumerate(sizes):
+        next_size = sizes[position + 1] if position + 1 < len(sizes) else 0
+        carry = _stage(lowering, node, groups, carry, position and size, next_size, frame, still, limit)
+    step, _, lengths, values, ys, lowering.errors = carry
     if not rank:
         lengths = step
     if attrs["return_tensor_arrays"]:
@@ -218,6 +209,61 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
         exact = trip_count(node).exact
         outputs = [y[:exact] if exact is not None else Padded(y, step, node) for y in ys]
     return outputs + list(values) + [lengths]
+
+
+def _stage(lowering, node, groups, carry, size, next_size, frame, still, limit):
+    """One ``lax.while_loop`` over `size` working rows (0: every row, in place), the most active ones gathered
+    to the front; it stops when `next_size` rows (0: none) would hold the active ones, and writes its rows back."""
+    import jax
+    import jax.numpy as jnp
+    body, num_ys, rank = node.attrs["body"], node.attrs["num_ys"], node.attrs["cond_dims"].rank or 0
+    step, active, lengths, values, ys, errors = carry
+    rows = None
+    if size:  # the active rows first (stable: in order), then finished ones to fill the stage
+        rows = jnp.argsort(~_row_active(active), stable=True)[:size]
+        active, lengths, values = active[rows], lengths[rows], tuple(v[rows] for v in values)
+
+    def cond_fn(carry):
+        step, active, _, _, _, errors = carry
+        going = (step < limit) & jnp.any(active)
+        if next_size:
+            going = going & (jnp.count_nonzero(_row_active(active)) > next_size)
+        return going & errors.ok if errors is not None else going
+
+    def body_fn(carry):
+        step, active, lengths, values, ys, errors = carry
+        results, errors = run_subgraph(lowering, body, frame(step, rows) + list(values) + list(groups.body_captures),
+                                       errors)
+        new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(groups.xs):])]
+        if rank:
+            check_shapes_kept(node, values, new, "scan's state")
+            new = [jnp.where(_mask(active, v), v, old) for v, old in zip(new, values)]
+        frames = [jnp.where(_mask(active, jnp.asarray(y)), y, jnp.zeros((), y.dtype)) for y in results[:num_ys]]
+        if rows is None:
+            ys = [jax.lax.dynamic_update_index_in_dim(buffer, f.astype(buffer.dtype), step, 0)
+                  for buffer, f in zip(ys, frames)]
+        else:  # the rows not worked on are finished: their frames stay zeros
+            ys = [buffer.at[step, rows].set(f.astype(buffer.dtype)) for buffer, f in zip(ys, frames)]
+        lengths = lengths + active.astype(jnp.int32)
+        step = step + 1
+        active, errors = still(step, active, new, errors, rows)
+        return step, active, lengths, tuple(new), ys, errors
+
+    body_jit = jax.jit(body_fn)
+    inner = (step, active, lengths, values, ys, errors)
+    check_shapes_kept(node, values, jax.eval_shape(body_jit, inner)[3], "scan's state")
+    step, inner_active, inner_lengths, inner_values, ys, errors = jax.lax.while_loop(cond_fn, body_jit, inner)
+    if rows is None:
+        return step, inner_active, inner_lengths, inner_values, ys, errors
+    full_active, full_lengths, full_values = carry[1], carry[2], carry[3]
+    return (step, full_active.at[rows].set(inner_active), full_lengths.at[rows].set(inner_lengths),
+            tuple(v.at[rows].set(w) for v, w in zip(full_values, inner_values)), ys, errors)
+
+
+def _row_active(active):
+    """Whether each row (axis 0) holds an active entry."""
+    import jax.numpy as jnp
+    return jnp.any(active.reshape(active.shape[0], -1), axis=1)
 
 
 def _frame_dims(node, index, rank):

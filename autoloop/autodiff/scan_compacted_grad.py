@@ -1,0 +1,210 @@
+"""The gradient of a compacted batched ``Scan``: a backward pass in which each entry runs its own trip count.
+
+Entry ``b`` of a batched scan ran its body ``L_b`` times, from state
+``s_0[b]`` to ``s_{L_b}[b]``. Its backward pass is ``L_b`` steps too, from
+its last frame down to its first, and the entries are independent (the
+forward was proven so: `autoloop.control_flow.scan_entries`), so the
+backward runs as a batched scan of its own, aligned on each entry's end:
+
+1. forward: the same scan (compacted as before), which also keeps the
+   state each frame started from as extra ys: ``S[t, b] = s_t[b]``;
+2. backward: a batched scan whose entry ``b`` runs ``t = L_b - 1, ..., 0``
+   (its cond: ``t >= 0``). A step gathers row ``(t, b)`` of ``S``, of
+   ``xs`` and of the ys' cotangents, runs the body there again, and takes
+   its vector-Jacobian product: the cotangent of ``s_t[b]`` becomes the
+   next step's state; it collects the cotangent it started from and that of
+   ``x_t[b]`` as ys. Its body is proven per entry like any scan's, so it
+   is compacted too: an entry that ran 3 frames stops after 3 backward
+   steps, and the work follows the sum of the lengths;
+3. captured tensors (``W`` in ``h @ W``) collect a sum over every frame of
+   every entry: the body runs once more, on the ``sum(L)`` active
+   ``(t, b)`` pairs as one batch, and one vector-Jacobian product gives
+   their gradients (a single large product instead of one per frame).
+
+It applies to a scan that compacts (``compaction="compact"``) with one
+entry axis, without TensorArray results, in a graph whose backend runs
+shapes known only at run time (step 3 has ``sum(L)`` rows): the numpy
+executor. Otherwise the Scan's gradient runs masked
+(`autoloop.autodiff.scan_grad`). Both give the same gradients.
+"""
+
+from __future__ import annotations
+
+from autoloop import dtypes
+from autoloop.arguments import TensorSpec
+from autoloop.autodiff.graph_backprop import graph_gradients
+from autoloop.autodiff.replay import inline
+from autoloop.autodiff.residuals import captured_from
+from autoloop.ir import context, control_flow
+from autoloop.ops.api import (cast, concat, gather, greater_equal, less, maximum, range as arange, reduce_max,
+                              reshape, shape, where, zeros, zeros_like)
+from autoloop.ops.dispatch import convert
+from autoloop.tensor import Tensor
+
+
+def applies(node) -> bool:
+    """Whether the Scan `node`'s gradient may take the compacted form (see the module docstring)."""
+    attrs = node.attrs
+    root = node.graph
+    while root.parent is not None:
+        root = root.parent
+    return (attrs["compaction"] == "compact" and attrs["cond_dims"].rank == 1 and not attrs["return_tensor_arrays"]
+            and not root.static_shapes)
+
+
+def forward(node) -> tuple[list, list]:
+    """The Scan `node`'s outputs, computed again (in the graph being built) by a scan that also keeps the state
+    each frame started from: ``(outputs, starts)``, `starts` stacked ``[T, B, ...]`` like ys."""
+    groups = control_flow.operands(node)
+    return _forward(node, groups, [Tensor(value=v) for v in groups.xs], [Tensor(value=v) for v in groups.initial])
+
+
+def backward(node, outputs, starts, grads, residuals) -> list:
+    """The gradients of the Scan `node`'s inputs (one per input, None where none flows), built in the graph
+    being built, given `grads` (one per output of `node`); `outputs` and `starts` are `forward`'s, read
+    through `residuals` (`autoloop.autodiff.residuals`)."""
+    groups = control_flow.operands(node)
+    body, num_ys = node.attrs["body"], node.attrs["num_ys"]
+    read = [residuals.value(t._value) for t in outputs]
+    final, lengths = read[num_ys:-1], read[-1]
+    entries = shape(lengths)[0]
+    frames = [_flat(residuals.value(s._value)) for s in starts]
+    xs = [residuals.value(v) for v in groups.xs]
+    xs_flat = [_flat(x) for x in xs]
+    ys_grads = [_flat(g) if g is not None else None for g in grads[:num_ys]]
+    # Only floating-point state and xs carry cotangents (a counter in the state gets none).
+    floating = [k for k, s in enumerate(final) if s.dtype.is_floating]
+    float_xs = [k for k, x in enumerate(xs) if x.dtype.is_floating]
+    state_grads = [grads[num_ys + k] if grads[num_ys + k] is not None else zeros_like(final[k]) for k in floating]
+
+    def captured(placeholder):
+        return residuals.value(captured_from(body, placeholder))
+
+    def rerun(graph, position):
+        """The body on the rows `position` of the flattened frames: ``(outputs, states, xs, the new nodes)``."""
+        states = [gather(f, position) for f in frames]
+        x = [gather(v, position) for v in xs_flat]
+        before = {id(n) for n in graph.nodes}
+        results = inline(body, dict(zip(body.inputs, x + states)), body.outputs, captured)
+        made = {id(n) for n in graph.nodes} - before
+        return results, states, x, made
+
+    def vjp(graph, results, wrt, cotangents, made):
+        wanted = [(r, c) for r, c in zip(results, cotangents) if c is not None and r.dtype.is_floating]
+        return graph_gradients(graph, [r for r, _ in wanted], wrt, [c for _, c in wanted],
+                               unconnected_gradients="zero", node_filter=lambda n: id(n) in made)
+
+    def state_cotangents(incoming) -> list:
+        """The cotangents of the body's new state: `incoming` for the floating-point values, None elsewhere."""
+        by_position = dict(zip(floating, incoming))
+        return [by_position.get(k) for k in range(len(final))]
+
+    def back_body(_, state):
+        t, entry, incoming = state[0], state[1], list(state[2:])
+        position = maximum(t, 0) * entries + entry  # a finished entry (t = -1) is masked, if not dropped
+        graph = context.current_graph()
+        results, states, x, made = rerun(graph, position)
+        cotangents = [gather(g, position) if g is not None else None for g in ys_grads] + state_cotangents(incoming)
+        wrt = [states[k] for k in floating] + [x[k] for k in float_xs]
+        found = vjp(graph, results, wrt, cotangents, made)
+        for grad, value in zip(found, wrt):
+            grad.set_shape(value.shape)  # what a broadcast's gradient computes from run-time shapes
+        return incoming + found[len(floating):], [t - 1, entry] + found[:len(floating)]
+
+    specs = [TensorSpec(final[k].shape, final[k].dtype) for k in floating]
+    specs += [TensorSpec(xs[k].shape[1:], xs[k].dtype) for k in float_xs]
+    start = [lengths - 1, arange(entries)] + state_grads
+    back_ys, back_final, _ = _scan(back_body, start, specs, lambda _, s: greater_equal(s[0], 0), node,
+                                   "backward")
+    initial_grads = dict(zip(floating, back_final[2:]))
+    incoming, x_back = back_ys[:len(floating)], back_ys[len(floating):]
+    x_grads = dict(zip(float_xs, [_forward_order(g, lengths, entries, shape(xs[k])[0])
+                                  for g, k in zip(x_back, float_xs)]))
+    steps = maximum(reduce_max(lengths), 0)  # the backward scan's frames
+    capture_grads = _capture_gradients(body, captured, rerun, vjp, ys_grads, state_cotangents(incoming), lengths,
+                                       entries, steps)
+    return _by_input(node, groups, [x_grads.get(k) for k in range(len(xs))],
+                     [initial_grads.get(k) for k in range(len(final))], capture_grads)
+
+
+def _forward(node, groups, xs, initial):
+    """The scan again, its ys followed by the state each frame started from; ``(outputs, starts)``."""
+    attrs = node.attrs
+    cond, body, num_ys = attrs["cond"], attrs["body"], attrs["num_ys"]
+    count = len(xs)
+
+    def run(graph, x, state):
+        params = dict(zip(graph.inputs[:count + len(state)], list(x or []) + list(state)))
+        return inline(graph, params, graph.outputs, lambda p: Tensor(value=captured_from(graph, p)))
+
+    def body_fn(x, state):
+        results = run(body, x, state)
+        return results[:num_ys] + list(state), results[num_ys:]
+
+    specs = [TensorSpec(frame, y.dtype) for frame, y in zip(attrs["ys_frames"], body.outputs)]
+    specs += [TensorSpec(p.shape, p.dtype) for p in body.inputs[count:count + len(initial)]]
+    limits = {key: Tensor(value=values[0]) for key, values in (("spatial_dim", groups.spatial_dim),
+                                                              ("max_seq_len", groups.max_seq_len)) if values}
+    test = (lambda x, state: run(cond, x, state)[0]) if attrs["has_cond"] else None
+    ys, final, lengths = _scan(body_fn, initial, specs, test, node, "forward", xs=xs or None,
+                               cond_before_body=attrs["cond_before_body"], **limits)
+    return ys[:num_ys] + final + [lengths], ys[num_ys:]
+
+
+def _scan(body, initial, specs, cond, node, part, xs=None, **options):
+    """A compacted batched scan over lists (`autoloop.control_flow.scan`), named after `node`."""
+    from autoloop.control_flow.scan import scan
+    entries = node.attrs["cond_dims"]
+    ys, final, lengths = scan(body=lambda x, s: tuple(body(x, list(s))), initial=list(initial), xs=xs,
+                              ys=list(specs), cond=(lambda x, s: cond(x, list(s))) if cond else None,
+                              cond_dims=entries.as_list(), name=f"{node.name}_{part}", **options)
+    return list(ys), list(final), lengths
+
+
+def _flat(frames):
+    """``[T, B, ...]`` frames as ``[T * B, ...]`` rows: row ``t * B + b`` is entry b's frame t."""
+    dims = frames.shape.as_list()[2:]
+    if None not in dims:  # static: the rows keep their known shape
+        return reshape(frames, [-1] + dims)
+    return reshape(frames, concat([convert([-1]), shape(frames)[2:]], 0))
+
+
+def _forward_order(backward, lengths, entries, frames):
+    """Frames collected backward (row k of entry b is its frame ``L_b - 1 - k``) put back in order, as `frames`
+    frames with zeros after each entry's length."""
+    flat = _flat(backward)
+    zero_row = shape(flat)[0]  # a row of zeros after the frames: what a frame after an entry's length reads
+    padded = concat([flat, zeros(concat([convert([1]), shape(flat)[1:]], 0), flat.dtype)], 0)
+    t = reshape(arange(frames), [-1, 1])
+    k = reshape(lengths, [1, -1]) - 1 - t  # [frames, B]
+    position = where(greater_equal(k, 0), k * entries + reshape(arange(entries), [1, -1]), zero_row)
+    return reshape(gather(padded, reshape(position, [-1])), concat([shape(k), shape(backward)[2:]], 0))
+
+
+def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, entries, steps) -> dict:
+    """Outer captured value -> its gradient: the body once more on every active ``(t, b)`` pair, one batch."""
+    floating = {outer: p for outer, p in body.captures.items() if outer.dtype.is_floating}
+    if not floating:
+        return {}
+    k = reshape(arange(steps), [-1, 1])
+    pairs = where(less(k, reshape(lengths, [1, -1])))  # [N, 2]: backward step k of entry b ran; N = sum(L)
+    k_rows, b_rows = cast(pairs[:, 0], dtypes.int32), cast(pairs[:, 1], dtypes.int32)
+    t_rows = gather(lengths, b_rows) - 1 - k_rows
+    graph = context.current_graph()  # where the backward is built (a Jacobian's row loop, say)
+    results, _, _, made = rerun(graph, t_rows * entries + b_rows)
+    cotangents = [gather(g, t_rows * entries + b_rows) if g is not None else None for g in ys_grads]
+    cotangents += [gather(_flat(g), k_rows * entries + b_rows) if g is not None else None for g in incoming]
+    values = [captured(p) for p in floating.values()]
+    return dict(zip(floating, vjp(graph, results, values, cotangents, made)))
+
+
+def _by_input(node, groups, x_grads, initial_grads, capture_grads) -> list:
+    """One gradient per input of `node` (each value once: a capture in both sub-graphs gets it once)."""
+    by_value = dict(zip(groups.xs, x_grads))
+    by_value.update(zip(groups.initial, initial_grads))
+    by_value.update(capture_grads)
+    grads, seen = [], set()
+    for value in node.inputs:
+        grads.append(by_value.get(value) if value not in seen else None)
+        seen.add(value)
+    return grads
