@@ -57,6 +57,8 @@ class Statement:
     what: str  # "while loop", "for loop", "if statement"
     location: tuple | None
     guard: tuple | None = None
+    # the names the compiler made, each with what it stands for (`autoloop.source_map.generated_names`)
+    generated: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def __str__(self):
         if self.guard is not None:
@@ -82,10 +84,25 @@ class Statement:
         return "" if self.guard is not None else f" of {self}"
 
     def subject(self, name: str) -> str:
-        """How messages name variable `name`: ``'y'``, or ``the return value``."""
-        if self.guard is not None and self.guard[2:] == (name,):
-            return "the return value"
-        return f"'{name}'"
+        """How messages name variable `name`: ``'y'``; a name the compiler made, as what the user wrote:
+        ``the return value (of the returns at lines 4 and 6)``, ``whether the break at line 9 ran``
+        (the lines left out where this statement's paths already say them)."""
+        meaning = self.generated.get(name)
+        if meaning is None:
+            return f"'{name}'"
+        what, lines = meaning
+        if what == "return value":
+            if self.guard is not None and self.guard[2:] == (name,):
+                return "the return value"
+            return f"the return value (of {_jump_words('return', lines)})" if lines else "the return value"
+        return f"whether {_jump_words(what, lines)} ran"
+
+    def is_return_value(self, name: str) -> bool:
+        return self.generated.get(name, ("",))[0] == "return value"
+
+    def loop_variable(self, name: str) -> str:
+        """``loop variable 'y'``, or what the compiler's loop variable `name` stands for (`subject`)."""
+        return self.subject(name) if name in self.generated else f"loop variable '{name}'"
 
     def described(self, layout) -> tuple:
         """What the graph op keeps for a backend's messages, as plain data: this statement, how its two
@@ -95,13 +112,7 @@ class Statement:
                                        for slot in layout.slots if slot.kind != FIXED}
 
     def _jumps(self) -> str:
-        jump, lines = self.guard[:2]
-        if not lines:
-            return f"a {jump}"
-        if len(lines) == 1:
-            return f"the {jump} at line {lines[0]}"
-        plural = " or ".join(f"{word}s" for word in jump.split(" or "))
-        return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"
+        return _jump_words(*self.guard[:2])
 
     @property
     def location_text(self) -> str:
@@ -113,6 +124,16 @@ class Statement:
 
     def fail(self, error):
         raise_from_user(stopping_conversion(error), self.location)
+
+
+def _jump_words(jump: str, lines) -> str:
+    """``the return at line 4``, ``the breaks or returns at lines 7, 9 and 12``, ``a continue``."""
+    if not lines:
+        return f"a {jump}"
+    if len(lines) == 1:
+        return f"the {jump} at line {lines[0]}"
+    plural = " or ".join(f"{word}s" for word in jump.split(" or "))
+    return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -304,7 +325,7 @@ def no_fit(statement, layout, misfit):
     """The error for a layout that planning cannot widen any further to fit `misfit`."""
     slot = layout.slots[misfit.position]
     statement.fail(ValueError(
-        f"'{slot.name}' is {kind_name(misfit.value)} after {statement}, which graph control flow "
+        f"{statement.subject(slot.name)} is {kind_name(misfit.value)} after {statement}, which graph control flow "
         f"cannot carry: {misfit.reason}"))
 
 
@@ -457,7 +478,7 @@ def _reject_kinds(name, outcomes, others, statement):
     other_label, other = rest[0] if rest else (odd_label, odd)
     what = statement.what.split()[-1]
     subject = statement.subject(name)
-    if subject == "the return value":
+    if statement.is_return_value(name):
         hint = "return a tensor on every path"
     elif odd is None or other is None:
         hint = (f"assign '{name}' a tensor (not None) on every path, or set it before the {what} to "
@@ -472,14 +493,15 @@ def _reject_kinds(name, outcomes, others, statement):
 
 def _reject_dtypes(name, entry, defined, statement, error):
     subject = statement.subject(name)
-    every = "every return" if subject == "the return value" else "every path"
+    every = "every return" if statement.is_return_value(name) else "every path"
     if error.structures is not None:
         first, other = nest.describe_structures(*error.structures)
         if statement.is_loop:
+            fix = ("Every return must give the same structure" if statement.is_return_value(name) else
+                   "Give it its final structure before the loop")
             statement.fail(LoopVariableTypeError(
-                f"loop variable '{name}' must keep its nested structure across iterations: it enters "
-                f"{statement} as {first} but is {other} after one iteration. Give it its final "
-                f"structure before the loop."))
+                f"{statement.loop_variable(name)} must keep its nested structure across iterations: it enters "
+                f"{statement} as {first} but is {other} after one iteration. {fix}."))
         statement.fail(BranchTypeError(
             f"{subject} is {first} {defined[0][0]} and {other} {defined[-1][0]}{statement.of}; "
             f"{every} must give {'it ' if every == 'every path' else ''}the same structure"))
@@ -487,7 +509,7 @@ def _reject_dtypes(name, entry, defined, statement, error):
         found = next((v for _, v in defined if _dtype_of(v) is not entry.dtype), None)
         why = why_dtype(found, wanted=entry.dtype)
         statement.fail(LoopVariableTypeError(
-            f"loop variable '{name}' enters {statement} as {entry.dtype.name} but is "
+            f"{statement.loop_variable(name)} enters {statement} as {entry.dtype.name} but is "
             f"{_dtype_name(found)} after one iteration; a loop variable must keep its dtype. " + (
                 f"{why[0].upper()}{why[1:]}" if why else
                 f"Initialize it with the dtype it has in the loop, or cast it back with "

@@ -23,6 +23,18 @@ def caller_location(depth: int = 2):
     return None
 
 
+def caller_names(depth: int = 2) -> dict:
+    """What the compiler's names mean in the nearest generated-code frame above us
+    (`source_map.generated_names`); empty outside converted code."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if source_map.is_generated(filename):
+            return source_map.generated_names(filename)
+        frame = frame.f_back
+    return {}
+
+
 def traceback_location(traceback):
     """The user's ``(file, line)`` of the innermost generated-code frame of `traceback`, or None."""
     return source_map.innermost_location(traceback)

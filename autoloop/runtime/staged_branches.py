@@ -26,6 +26,7 @@ from autoloop.runtime.guards import ContainerGuard
 from autoloop.runtime.layout import (
     MAYBE, MISSING, VALUE, Copies, DoesNotFit, Layout, Slot, Statement, no_fit, plan, weak_leaves)
 from autoloop.runtime.lists import TensorList
+from autoloop.runtime.locations import caller_names
 from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
 from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
@@ -72,7 +73,7 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     given, are the outputs' values before the statement. A `guard` says the
     ``if`` is conversion's own, after a jump (see `layout.Statement`).
     """
-    statement = Statement("if statement", location, guard)
+    statement = Statement("if statement", location, guard, caller_names())
     reject_unsupported(unsupported, statement)
     names, inputs = tuple(names), tuple(inputs)
     copies = Copies()
@@ -217,7 +218,7 @@ def _suggested(names, values, copies):
 
 def staged_if_exp(test, if_true, if_false, location=None):
     """``if_true() if test else if_false()`` as a graph cond; the arms may differ in Python number kind."""
-    statement = Statement("conditional expression", location)
+    statement = Statement("conditional expression", location, generated=caller_names())
     copies = Copies()
 
     def run(thunk):

@@ -150,8 +150,11 @@ def check_shapes_kept(node, before, after, what: str) -> None:
         changed = [(np.shape(a), np.shape(b)) for a, b in zip(old_leaves, new_leaves) if np.shape(a) != np.shape(b)]
         if changed:
             label = names[position] if position < len(names) else f"number {position}"
+            subject = user_subject(node, label)
+            if subject is None or subject.startswith("'"):  # the user's own variable
+                subject = f"the {what} {as_code(label)}"
             was, became = changed[0]
-            raise unsupported(node, f"the {what} {label} has shape {was} before an iteration and {became} after "
+            raise unsupported(node, f"{subject} has shape {was} before an iteration and {became} after "
                                     f"it, so the loop",
                               "XLA compiles loops whose variables keep one shape (a shape invariant with None "
                               "allows the change on backend='numpy' only). Preallocate the final size and write "
@@ -207,14 +210,25 @@ def _branch_output(node, position):
     described = node.attrs.get("described")
     if described is None:
         return f"the cond's {as_code(label)}", ("in the true branch", "in the false branch")
-    statement, sides, subjects = described
-    found = re.match(r"'([^']*)'(.*)$", label)
-    if found is None or found.group(1) not in subjects:
-        return f"{as_code(label)} of {statement}", sides
-    (subject, maybe), rest = subjects[found.group(1)], found.group(2)
+    statement, sides, _ = described
+    return user_subject(node, label) or f"{as_code(label)} of {statement}", sides
+
+
+def user_subject(node, label: str):
+    """How a message names the value `label` (``'y'[1]``, ``y[1]``) that a ``While`` or ``Cond`` from
+    converted code carries: ``'y'[1]``, or in the user's words what a name the compiler made stands for
+    (``item [1] of the return value (of the return at line 4)``; the node's ``described``, see
+    `autoloop.runtime.layout.Statement.described`). None for a label the converted code did not name."""
+    described = node.attrs.get("described")
+    found = re.match(r"'?([^'\[]*)'?(.*)$", label)
+    if described is None or found.group(1) not in described[2]:
+        return None
+    (subject, maybe), rest = described[2][found.group(1)], found.group(2)
     if maybe:  # carried as (value, defined): its value is [0]
         rest = rest[len("[0]"):]
-    return (f"{subject}{rest}" if subject.startswith("'") else f"{subject} (its {rest})" if rest else subject), sides
+    if subject.startswith("'"):
+        return f"{subject}{rest}"
+    return f"item {rest} of {subject}" if rest else subject
 
 
 def _same_shapes(node, true_fn, false_fn, errors):
