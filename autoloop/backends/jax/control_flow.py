@@ -49,6 +49,8 @@ def lower_while(lowering, node, args) -> list:
     limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
     if limit is not None and is_static(limit) and int(limit) <= 0:
         return list(groups.loop_vars)
+    # A provisional capacity (`growth`): an iteration past it fails the loop's check, and the program grows it.
+    capacity = (lowering.facts.capacities or {}).get(node)
     params = body_graph.inputs[:count]
     carry_value = lowering.facts.carry_value
 
@@ -63,7 +65,8 @@ def lower_while(lowering, node, args) -> list:
     # that its checks can fail the loop: a while_loop's cond returns a boolean only.
     rotated = has_checks(lowering, cond_graph)
     initial = tuple(carry_value(value, param) for value, param in zip(groups.loop_vars, params))
-    counter = jnp.asarray(0, limit.dtype if limit is not None else np.int32) if limit is not None else None
+    counter = jnp.asarray(0, limit.dtype if limit is not None else np.int32) \
+        if limit is not None or capacity is not None else None
     first, errors = test(initial, lowering.errors) if rotated else (None, lowering.errors)
 
     def cond_fn(carry):
@@ -71,19 +74,21 @@ def lower_while(lowering, node, args) -> list:
         if result is None:
             with lowering.variables_set(variables):
                 result, _ = test(values, errors)  # no checks in cond: nothing to report
-        if iterations is not None:
+        if limit is not None:
             result = result & (iterations < limit)
         return result & errors.ok if errors is not None else result
 
     def body_fn(carry):
         values, errors, iterations, _, variables = carry
+        if capacity is not None:
+            errors = errors.fail(lowering.facts.capacity_sites[node], iterations >= capacity)
         with lowering.variables_set(variables) as state:  # the variables are loop state too
             results, errors = run_subgraph(lowering, body_graph, list(values) + list(groups.body_captures), errors)
             values = tuple(carry_value(r, p) for r, p in zip(results, params))
             iterations = None if iterations is None else iterations + 1
             result = None
             if rotated:
-                if iterations is None:
+                if limit is None:
                     result, errors = test(values, errors)
                 else:  # the numpy executor stops at the limit before testing: so does this
                     result, errors = jax.lax.cond(iterations < limit, test, lambda v, e: (jnp.asarray(False), e),

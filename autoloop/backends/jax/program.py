@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-from autoloop.backends.jax import buffers, checks, variables
+from autoloop.backends.jax import buffers, checks, growth, variables
 from autoloop.backends.jax.analysis import ProgramFacts
 from autoloop.errors import BackendError, raise_at
 
@@ -52,13 +52,21 @@ class JaxProgram:
     """`graph` lowered to JAX and compiled by XLA per input signature; see the module docstring."""
 
     def __init__(self, graph, jax_arrays: bool = False):
-        import jax
         _register_pytrees()
         self.graph = graph
         self.jax_arrays = jax_arrays
+        # The provisional capacities of the loops nothing else bounds (`growth`), kept as they grow, so the next
+        # call starts at the grown ones; None where a second run could be seen (the loops must be bounded).
+        self._capacities = {} if growth.rerunnable(graph) else None
+        self._compile()
+
+    def _compile(self) -> None:
+        """The program's facts and jitted function, for the capacities so far."""
+        import jax
+        graph = self.graph
         try:
             _refuse_list_inputs(graph)
-            self.facts = ProgramFacts(graph)
+            self.facts = ProgramFacts(graph, self._capacities)
         except BackendError as error:
             _raise_at_users_line(error)
         self._x64 = self.facts.uses_64_bits
@@ -122,7 +130,12 @@ class JaxProgram:
             jax.effects_barrier()  # prints and host calls done before we return, as on numpy
         if self.facts.reports_errors:
             outputs, (code, witness) = outputs[:-1], outputs[-1]
-            checks.raise_failure(self.facts.sites, code, witness)
+            try:
+                checks.raise_failure(self.facts.sites, code, witness)
+            except growth.CapacityOutgrown as outgrown:  # nothing else was seen of this run: run it again
+                self._capacities[outgrown.loop] *= 2
+                self._compile()
+                return self._call(*inputs)
         if self._written:
             outputs, new_values = outputs[:-len(self._written)], outputs[-len(self._written):]
             variables.write_back(self._written, new_values)
