@@ -21,12 +21,16 @@ import linecache
 import os
 
 _MAPS: dict[str, dict[int, tuple[str, int]]] = {}
+_NAMES: dict[str, dict[str, tuple]] = {}  # generated file -> its generated names (`generated_names`)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def register(generated_filename: str, line_map: dict[int, tuple[str, int]]) -> dict:
-    """Record that line ``n`` of `generated_filename` came from ``line_map[n]``; returns the map kept."""
+def register(generated_filename: str, line_map: dict[int, tuple[str, int]], names=None) -> dict:
+    """Record that line ``n`` of `generated_filename` came from ``line_map[n]``, and what the names the
+    compiler made there stand for (`names`: name -> ``(what, user lines)``, see `generated_names`);
+    returns the map kept."""
     kept = _MAPS[generated_filename] = dict(line_map)
+    _NAMES[generated_filename] = dict(names or {})
     return kept
 
 
@@ -34,6 +38,13 @@ def forget(generated_filename: str, kept: dict) -> None:
     """Drop the map `register` returned (not a newer one registered under the same name since)."""
     if _MAPS.get(generated_filename) is kept:
         del _MAPS[generated_filename]
+        del _NAMES[generated_filename]
+
+
+def generated_names(generated_filename: str) -> dict:
+    """The names the compiler made in `generated_filename`, each with what it stands for in the user's
+    source: ``{"retval_": ("return value", (4, 6)), "break_": ("break", (9,))}`` (empty if none)."""
+    return _NAMES.get(generated_filename, {})
 
 
 def lookup(filename: str, lineno: int):
@@ -62,6 +73,13 @@ def user_frame(frame):
             return frame
         frame = frame.f_back
     return None
+
+
+def generated_frame(frame):
+    """The innermost frame, from `frame` outwards, that runs code generated from the user's; None if none."""
+    while frame is not None and not is_generated(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
 
 
 def stack_location(frame, generated_only=False):

@@ -96,6 +96,10 @@ class ConversionContext:
     user_locals: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> names the user's code binds
     loop_options: dict = dataclasses.field(default_factory=dict)  # loop -> its set_loop_options statement
     jump_flags: dict = dataclasses.field(default_factory=dict)  # do_return/break_/continue_ -> retval_ or None
+    # generated name -> (what it stands for, the user's lines): ``("return value", (4, 6))`` for the
+    # ``retval_`` of the returns at lines 4 and 6, ``("break", (7,))`` for a break flag. Registered
+    # with the emitted code, so that messages speak of what the user wrote (`Statement.subject`).
+    generated: dict = dataclasses.field(default_factory=dict)
     finally_flags: dict = dataclasses.field(default_factory=dict)  # Try -> its finally_jumped flag
     entry_undefined: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> [(statement, names)]
     undefined_inits: dict = dataclasses.field(default_factory=dict)  # FunctionDef -> {statement: names}

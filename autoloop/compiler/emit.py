@@ -106,7 +106,7 @@ def emit(node: gast.FunctionDef, ctx, free_names) -> Emitted:
     factory = next(c for c in code.co_consts if getattr(c, "co_name", None) == FACTORY)
     function_code = next(c for c in factory.co_consts if getattr(c, "co_name", None) == node.name)
     entry = linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    kept = source_map.register(filename, line_map)
+    kept = source_map.register(filename, line_map, ctx.generated)
     weakref.finalize(function_code, _forget, filename, entry, kept)  # no growth per function converted
     return Emitted(source, filename, function_code, line_map)
 

@@ -85,11 +85,13 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
 
 def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, parallel_iterations=10,
                  back_prop=True, swap_memory=False, maximum_iterations=None, name=None, checkpoint=None,
-                 capacity=None):
+                 capacity=None, described=None):
     """`while_loop` for converted code: `names` are the user's variable names.
 
     `loop_vars` is then a tuple with one entry per name, and `cond`/`body`
     take the entries as positional arguments, exactly as for `while_loop`.
+    `described` (`autoloop.runtime.layout.Statement.described`), kept as the
+    node's ``described``, says how a backend's messages name the loop's variables.
     """
     _validate(cond, body, loop_vars, parallel_iterations)
     before = LoopVars(loop_vars, names)
@@ -105,7 +107,7 @@ def staged_while(cond, body, loop_vars, *, names, shape_invariants=None, paralle
     return run(cond, body, before, invariants, hint, names, maximum_iterations,
                dict(parallel_iterations=parallel_iterations, back_prop=back_prop,
                     swap_memory=swap_memory, name=name or "while", checkpoint=checkpoint_option(checkpoint),
-                    capacity=capacity_option(capacity), given=given))
+                    capacity=capacity_option(capacity), given=given, described=described))
 
 
 def checkpoint_option(value):
@@ -244,6 +246,8 @@ def _build_graph(cond, body, before, invariants, hint, names, maximum_iterations
                  swap_memory=options["swap_memory"], names=labels, checkpoint=options["checkpoint"])
     if capacity is not None:
         attrs["capacity"] = capacity  # a bound on the iterations (`autoloop.ir.trips`), checked in the body
+    if options.get("described") is not None:
+        attrs["described"] = options["described"]
     node = outer.add_node("While", inputs, attrs, specs, location=location, name=options["name"])
     outputs = [Tensor(value=v) for v in node.outputs[:loop_outputs]]
     return _carry_static_info(before.pack(outputs), after)

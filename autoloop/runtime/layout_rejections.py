@@ -27,7 +27,7 @@ def no_fit(statement: Statement, layout, misfit) -> NoReturn:
     """The error for a layout that planning cannot widen any further to fit `misfit`."""
     slot = layout.slots[misfit.position]
     statement.fail(ValueError(
-        f"'{slot.name}' is {kind_name(misfit.value)} after {statement}, which graph control flow "
+        f"{statement.subject(slot.name)} is {kind_name(misfit.value)} after {statement}, which graph control flow "
         f"cannot carry: {misfit.reason}"))
 
 
@@ -80,7 +80,7 @@ def mixed_kinds(name, outcomes, others, statement: Statement) -> NoReturn:
     other_label, other = rest[0] if rest else (odd_label, odd)
     what = statement.what.split()[-1]
     subject = statement.subject(name)
-    if subject == "the return value":
+    if statement.is_return_value(name):
         hint = "return a tensor on every path"
     elif odd is None or other is None:
         hint = (f"assign '{name}' a tensor (not None) on every path, or set it before the {what} to "
@@ -95,14 +95,15 @@ def mixed_kinds(name, outcomes, others, statement: Statement) -> NoReturn:
 
 def mixed_dtypes(name, entry, defined, statement: Statement, error) -> NoReturn:
     subject = statement.subject(name)
-    every = "every return" if subject == "the return value" else "every path"
+    every = "every return" if statement.is_return_value(name) else "every path"
     if error.structures is not None:
         first, other = nest.describe_structures(*error.structures)
         if statement.is_loop:
+            fix = ("Every return must give the same structure" if statement.is_return_value(name) else
+                   "Give it its final structure before the loop")
             statement.fail(LoopVariableTypeError(
-                f"loop variable '{name}' does not have the same nested structure after one "
-                f"iteration{statement.of}: it enters the loop as {first} but is {other}. Give it its final "
-                f"structure before the loop."))
+                f"{statement.loop_variable(name)} does not have the same nested structure after one "
+                f"iteration{statement.of}: it enters the loop as {first} but is {other}. {fix}."))
         statement.fail(BranchTypeError(
             f"{subject} is {first} {defined[0][0]} and {other} {defined[-1][0]}{statement.of}; "
             f"{every} must give {'it ' if every == 'every path' else ''}the same structure"))
@@ -110,7 +111,7 @@ def mixed_dtypes(name, entry, defined, statement: Statement, error) -> NoReturn:
         found = next((v for _, v in defined if _dtype_of(v) is not entry.dtype), None)
         why = why_dtype(found, wanted=entry.dtype)
         statement.fail(LoopVariableTypeError(
-            f"loop variable '{name}' has dtype {entry.dtype.name} before the loop, but dtype "
+            f"{statement.loop_variable(name)} has dtype {entry.dtype.name} before the loop, but dtype "
             f"{_dtype_name(found)} after one iteration{statement.of}; a loop variable must keep its "
             f"dtype. " + (
                 f"{why[0].upper()}{why[1:]}" if why else

@@ -18,6 +18,13 @@ def caller_location(depth: int = 2):
     return source_map.stack_location(sys._getframe(depth), generated_only=True)
 
 
+def caller_names(depth: int = 2) -> dict:
+    """What the compiler's names mean in the nearest generated-code frame above us
+    (`source_map.generated_names`); empty outside converted code."""
+    frame = source_map.generated_frame(sys._getframe(depth))
+    return source_map.generated_names(frame.f_code.co_filename) if frame is not None else {}
+
+
 def describe(location) -> str:
     return f"{location[0]}, line {location[1]}" if location else "unknown location"
 

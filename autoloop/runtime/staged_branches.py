@@ -28,6 +28,7 @@ from autoloop.runtime.layout_planning import MISSING, plan
 from autoloop.runtime.layout_rejections import no_fit
 from autoloop.runtime.statement import Statement
 from autoloop.runtime.lists import TensorList
+from autoloop.runtime.locations import caller_names
 from autoloop.runtime.specs import is_tensor_like, spec_of, to_bool
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported, scratch_run
 from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
@@ -74,7 +75,7 @@ def staged_if(test, if_true, if_false, names, inputs, *, location=None, unsuppor
     given, are the outputs' values before the statement. A `guard` says the
     ``if`` is conversion's own, after a jump (see `autoloop.runtime.statement.Statement`).
     """
-    statement = Statement("if statement", location, guard)
+    statement = Statement("if statement", location, guard, caller_names())
     reject_unsupported(unsupported, statement)
     names, inputs = tuple(names), tuple(inputs)
     copies = Copies()
@@ -219,7 +220,7 @@ def _suggested(names, values, copies):
 
 def staged_if_exp(test, if_true, if_false, location=None):
     """``if_true() if test else if_false()`` as a graph cond; the arms may differ in Python number kind."""
-    statement = Statement("conditional expression", location)
+    statement = Statement("conditional expression", location, generated=caller_names())
     copies = Copies()
 
     def run(thunk):

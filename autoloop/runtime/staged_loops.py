@@ -35,6 +35,7 @@ from autoloop.runtime.layout_planning import initial_slot, plan
 from autoloop.runtime.layout_rejections import no_fit
 from autoloop.runtime.statement import Statement
 from autoloop.runtime.lists import TensorList
+from autoloop.runtime.locations import caller_names
 from autoloop.runtime.specs import LeafSpec, to_bool, weak
 from autoloop.runtime.staging import carried_roots, pack, reject_unsupported
 from autoloop.runtime.undefined import HeldBack, MaybeUndefined, TracedUnboundError, raise_when_run
@@ -78,7 +79,7 @@ def is_staged_iterable(iterable) -> bool:
 def staged_while(loop_cond, loop_body, state, names, *, appended=(), options=None, unsupported=None,
                  location=None):
     """A graph loop for ``while loop_cond(*state): state = loop_body(*state)``."""
-    statement = Statement("while loop", location)
+    statement = Statement("while loop", location, generated=caller_names())
     reject_unsupported(unsupported, statement)
 
     def body(*values):
@@ -91,7 +92,7 @@ def staged_while(loop_cond, loop_body, state, names, *, appended=(), options=Non
 def staged_for(iterable, loop_body, state, names, *, extra_test=None, appended=(), options=None,
                unsupported=None, location=None):
     """A graph loop for ``for item in iterable: state = loop_body(item, *state)``."""
-    statement = Statement("for loop", location)
+    statement = Statement("for loop", location, generated=caller_names())
     reject_unsupported(unsupported, statement)
     start, in_range, item, step = _iteration(iterable)
 
@@ -205,7 +206,7 @@ def _staged(cond, body, state, names, key, appended, options, statement, guard):
     relaxed = False  # whether variables first assigned in the loop may change shape across iterations
     for _ in range(_MAX_ATTEMPTS):
         try:
-            result = _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed)
+            result = _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed, statement)
         except _Misfit as misfit:
             for position, value in enumerate(misfit.values):
                 outcomes[position].append(("after an iteration", value))
@@ -246,7 +247,7 @@ def _as_python_value(slot, value):
     return Slot(FIXED, slot.name, fixed=value)
 
 
-def _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed):
+def _build(cond, body, state, layout, user_invariants, loop_options, copies, relaxed, statement):
     flat_initial = layout.encode(state)
     counter = not flat_initial  # a loop with no state still needs one loop variable
     if counter:
@@ -270,7 +271,7 @@ def _build(cond, body, state, layout, user_invariants, loop_options, copies, rel
     invariants = _invariants(user_invariants, state, layout, flat_initial, counter, relaxed)
     result = graph_while(graph_cond, graph_body, tuple(flat_initial), names=layout.labels()
                          + (("loop counter",) if counter else ()), shape_invariants=invariants,
-                         **loop_options)
+                         described=statement.described(layout), **loop_options)
     return layout.decode(tuple(result)[:-1] if counter else tuple(result))
 
 

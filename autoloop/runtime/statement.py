@@ -33,6 +33,8 @@ class Statement:
     what: str  # "while loop", "for loop", "if statement"
     location: tuple | None
     guard: tuple | None = None
+    # the names the compiler made, each with what it stands for (`autoloop.source_map.generated_names`)
+    generated: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def __str__(self):
         if self.guard is not None:
@@ -58,10 +60,25 @@ class Statement:
         return "" if self.guard is not None else f" of {self}"
 
     def subject(self, name: str) -> str:
-        """How messages name variable `name`: ``'y'``, or ``the return value``."""
-        if self.guard is not None and self.guard[2:] == (name,):
-            return "the return value"
-        return f"'{name}'"
+        """How messages name variable `name`: ``'y'``; a name the compiler made, as what the user wrote:
+        ``the return value (of the returns at lines 4 and 6)``, ``whether the break at line 9 ran``
+        (the lines left out where this statement's paths already say them)."""
+        meaning = self.generated.get(name)
+        if meaning is None:
+            return f"'{name}'"
+        what, lines = meaning
+        if what == "return value":
+            if self.guard is not None and self.guard[2:] == (name,):
+                return "the return value"
+            return f"the return value (of {_jump_words('return', lines)})" if lines else "the return value"
+        return f"whether {_jump_words(what, lines)} ran"
+
+    def is_return_value(self, name: str) -> bool:
+        return self.generated.get(name, ("",))[0] == "return value"
+
+    def loop_variable(self, name: str) -> str:
+        """``loop variable 'y'``, or what the compiler's loop variable `name` stands for (`subject`)."""
+        return self.subject(name) if name in self.generated else f"loop variable '{name}'"
 
     def described(self, layout) -> tuple:
         """What the graph op keeps for a backend's messages, as plain data: this statement, how its two
@@ -72,13 +89,7 @@ class Statement:
 
     def _jumps(self) -> str:
         assert self.guard is not None  # only a guard's messages speak of jumps
-        jump, lines = self.guard[:2]
-        if not lines:
-            return f"a {jump}"
-        if len(lines) == 1:
-            return f"the {jump} at line {lines[0]}"
-        plural = " or ".join(f"{word}s" for word in jump.split(" or "))
-        return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"
+        return _jump_words(*self.guard[:2])
 
     @property
     def is_loop(self) -> bool:
@@ -86,3 +97,13 @@ class Statement:
 
     def fail(self, error: BaseException) -> NoReturn:
         raise_from_user(stopping_conversion(error), self.location)
+
+
+def _jump_words(jump: str, lines) -> str:
+    """``the return at line 4``, ``the breaks or returns at lines 7, 9 and 12``, ``a continue``."""
+    if not lines:
+        return f"a {jump}"
+    if len(lines) == 1:
+        return f"the {jump} at line {lines[0]}"
+    plural = " or ".join(f"{word}s" for word in jump.split(" or "))
+    return f"the {plural} at lines {', '.join(str(line) for line in lines[:-1])} and {lines[-1]}"

@@ -199,8 +199,9 @@ def test_a_loop_variable_whose_shape_changes():
     assert _line_of(raised.value) == f.__code__.co_firstlineno + 1 and "backend='numpy'" in str(raised.value)
 
 
-def test_lists_that_grow_without_a_bound():
+def test_lists_that_grow_without_a_bound(capsys):
     def appended(n):
+        print("appending")  # an effect: a second run would print again, so the program is not grown
         out = []
         i = 0
         while i < n:
@@ -209,6 +210,7 @@ def test_lists_that_grow_without_a_bound():
         return al.stack(out)
 
     def dynamic(n):
+        print("appending")
         ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
         i = 0
         while i < n:
@@ -217,12 +219,13 @@ def test_lists_that_grow_without_a_bound():
         return ta.stack()
 
     def explicit(n):
+        print("appending")
         ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
         _, ta = al.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, i)), (0, ta))
         return ta.stack()
 
-    cases = ((appended, "the list out, appended to", 4, 3), (dynamic, r"the TensorArray ta \(dynamic_size=True\), "
-             "written", 4, 3), (explicit, r"the TensorArray loop_vars\[1\] \(dynamic_size=True\), written", 2, 2))
+    cases = ((appended, "the list out, appended to", 5, 4), (dynamic, r"the TensorArray ta \(dynamic_size=True\), "
+             "written", 5, 4), (explicit, r"the TensorArray loop_vars\[1\] \(dynamic_size=True\), written", 3, 3))
     for fn, what, grows, loop in cases:
         first = fn.__code__.co_firstlineno
         with pytest.raises(BackendError, match=f"{what} at {__file__}:{first + grows} in a loop whose number of "
@@ -232,6 +235,19 @@ def test_lists_that_grow_without_a_bound():
         assert "give the loop a capacity, capacity=N to while_loop" in str(raised.value)
         assert "maximum_iterations" not in str(raised.value)  # it would cut the loop short
         assert _line_of(raised.value) == first + loop and raised.value.__cause__ is None
+        assert capsys.readouterr().out == ""
+
+
+def test_lists_that_grow_without_a_bound_in_a_program_without_effects_compile():
+    # (appends in a converted loop: test_jax_capacity's collatz)
+    def explicit(n):
+        ta = al.TensorArray(al.int32, size=0, dynamic_size=True)
+        _, ta = al.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, i * i)), (0, ta))
+        return ta.stack()
+
+    for n in (4, 200):  # 200: past the first capacity
+        found = al.function(explicit, backend="jax")(al.constant(n)).numpy()
+        assert found.tolist() == al.function(explicit)(al.constant(n)).numpy().tolist() == [i * i for i in range(n)]
 
 
 def test_a_bound_makes_them_compile():
@@ -406,14 +422,19 @@ def test_the_command_line_runs_on_jax(tmp_path):
     source.write_text("def sum_square(n):\n    i = result = n - n\n    while i < n:\n        result += i * i\n"
                       "        i += 1\n    return result\n\n"
                       "def grows(n):\n    out = []\n    i = 0\n    while i < n:\n        out.append(i)\n"
-                      "        i += 1\n    return out\n")
+                      "        i += 1\n    return out\n\n"
+                      "def shouts(n):\n    out = []\n    i = 0\n    while i < n:\n        print(i)\n"
+                      "        out.append(i)\n        i += 1\n    return out\n")
     run = [sys.executable, "-m", "autoloop", "run"]
     done = subprocess.run(run + [f"{source}::sum_square", "10", "--backend", "jax"], capture_output=True,
                           text=True, timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "285")
     done = subprocess.run(run + [f"{source}::grows", "3", "--backend", "jax"], capture_output=True, text=True,
                           timeout=120)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{source}:11" in done.stderr
+    assert (done.returncode, done.stdout.strip()) == (0, "[0, 1, 2]")  # no effects: its capacity grows
+    done = subprocess.run(run + [f"{source}::shouts", "3", "--backend", "jax"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and f"{source}:19" in done.stderr
     done = subprocess.run([sys.executable, "-m", "autoloop", "graph", f"{source}::sum_square", "--args", "[3]",
                            "--backend", "jax"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "While" in done.stdout and "lowered to JAX:" in done.stdout

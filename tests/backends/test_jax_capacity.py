@@ -97,10 +97,11 @@ def test_a_counter_in_the_condition_is_the_bound():
             assert int(k) == steps and seen.shape == (steps,)
 
 
-def test_without_a_bound_the_error_names_capacity_not_maximum_iterations():
+def test_without_a_bound_a_program_with_effects_is_told_to_give_a_capacity_not_maximum_iterations(capsys):
     def collatz(n):
         seen = []
         while n != 1:
+            print(n)  # seen on every run: the program cannot be run again with a larger capacity
             seen.append(n)
             n = al.where(n % 2 == 0, n // 2, 3 * n + 1)
         return al.stack(seen)
@@ -108,6 +109,49 @@ def test_without_a_bound_the_error_names_capacity_not_maximum_iterations():
     with pytest.raises(BackendError, match="give the loop a capacity") as raised:
         al.function(collatz, backend="jax")(al.constant(27))
     assert "maximum_iterations" not in str(raised.value)
+    assert capsys.readouterr().out == ""  # refused before anything ran
+
+
+def collatz(n):
+    seen = []
+    while n != 1:
+        seen.append(n)
+        n = al.where(n % 2 == 0, n // 2, 3 * n + 1)
+    return al.stack(seen)
+
+
+def test_without_a_bound_a_program_without_effects_grows_its_capacity_itself():
+    traced = al.function(collatz, backend="jax")
+    seen = traced(al.constant(27)).numpy()
+    assert seen.tolist() == al.function(collatz)(al.constant(27)).numpy().tolist()
+    assert seen.shape == (COLLATZ_27,) and seen[0] == 27 and seen[-1] == 2
+    program = traced.get_concrete_function(al.constant(27)).compiled
+    assert list(program._capacities.values()) == [128]  # 64 outgrown once, kept for the next calls
+    assert traced(al.constant(7)).numpy().tolist() == [7, 22, 11, 34, 17, 52, 26, 13, 40, 20, 10, 5, 16, 8, 4, 2]
+    assert list(program._capacities.values()) == [128]
+
+
+def test_a_check_is_no_effect_but_a_given_capacity_is_never_grown():
+    def checked(n):
+        seen = []
+        while n != 1:
+            assert n > 0, "positive"
+            seen.append(n)
+            n = al.where(n % 2 == 0, n // 2, 3 * n + 1)
+        return al.stack(seen)
+
+    assert al.function(checked, backend="jax")(al.constant(27)).numpy().shape == (COLLATZ_27,)
+    with pytest.raises(LoopCapacityError, match="capacity of 100 iterations"):
+        al.function(collatz_with_capacity(100), backend="jax")(al.constant(27))
+
+
+def test_past_the_most_it_grows_to_the_loop_asks_for_a_capacity(monkeypatch):
+    from autoloop.backends.jax import growth
+    monkeypatch.setattr(growth, "MOST_CAPACITY", 100)
+    line = collatz.__code__.co_firstlineno + 2
+    with pytest.raises(LoopCapacityError, match=f"the loop at {__file__}:{line} would run more than 64 iterations, "
+                                                f"the most backend='jax' preallocates .* never cut short"):
+        al.function(collatz, backend="jax")(al.constant(27))
 
 
 def test_a_capacity_must_be_a_positive_int():

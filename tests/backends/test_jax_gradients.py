@@ -72,9 +72,10 @@ def test_checkpointed_gradients_match_and_keep_few_states(checkpoint):
     assert stacks and max(stacks) <= limit  # states kept: about sqrt(bound) (or bound / stride), not bound
 
 
-def test_a_gradient_through_a_loop_without_a_bound_names_the_fix():
+def test_a_gradient_through_a_loop_without_a_bound_in_a_program_with_effects_names_the_fix():
     def unbounded(x, w):
         def body(i, h):
+            al.print(i)  # seen on every run: the program cannot be run again with a larger capacity
             return i + 1, al.tanh(h * w + 0.01)
         _, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x))
         return al.gradients(al.reduce_sum(h * h), [x, w])
@@ -82,7 +83,22 @@ def test_a_gradient_through_a_loop_without_a_bound_names_the_fix():
     with pytest.raises(BackendError, match="the values this loop saves for its gradient.*capacity=N.*checkpoint=True") \
             as raised:
         al.function(unbounded, backend="jax")(X, W)
-    assert f"{__file__}:{unbounded.__code__.co_firstlineno + 3}" in str(raised.value)
+    assert f"{__file__}:{unbounded.__code__.co_firstlineno + 4}" in str(raised.value)
+
+
+def test_a_gradient_through_a_loop_without_a_bound_grows_its_capacity():
+    def unbounded(x, w):
+        def body(i, h):
+            return i + 1, al.sin(h * w)
+        i, h = al.while_loop(lambda i, h: al.reduce_sum(h) > 0.5, body, (al.constant(0), x))
+        return [i] + al.gradients(al.reduce_sum(h * h), [x, w])
+
+    x, w = al.constant(np.full(3, 1.5)), al.constant(0.999, al.float64)  # 94 iterations: past the first capacity, 64
+    expected = al.function(unbounded)(x, w)
+    found = al.function(unbounded, backend="jax")(x, w)
+    assert int(found[0]) == int(expected[0]) > 64
+    for got, want in zip(found[1:], expected[1:]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_counted_loops_need_no_bound():

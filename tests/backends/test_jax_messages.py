@@ -31,7 +31,7 @@ def test_returns_of_different_shapes_name_the_return_value_and_its_paths():
             return al.zeros([2]), 1
         return al.zeros([3]), 2
 
-    with pytest.raises(BackendError, match=r"^the return value \(its \[0\]\) has shape \(3,\) where the return"):
+    with pytest.raises(BackendError, match=r"^item \[0\] of the return value has shape \(3,\) where the return"):
         al.function(pair, backend="jax")(al.constant([1.0]))
 
 
@@ -48,3 +48,36 @@ def test_a_variable_of_an_if_keeps_its_name_and_sides():
     with pytest.raises(BackendError, match=r"^the cond's output has shape \(2,\) in the true branch and \(3,\) in "):
         al.function(lambda x: al.cond(al.reduce_sum(x) > 0, lambda: al.zeros([2]), lambda: al.zeros([3])),
                     backend="jax")(al.constant([1.0]))
+
+
+def test_returns_in_both_branches_of_an_if_name_the_return_value_and_its_lines():
+    def both(x):
+        if x > 0:
+            return al.ones([2]), 1
+        else:
+            return al.ones([2, 2]), 1
+
+    line = both.__code__.co_firstlineno + 1
+    with pytest.raises(BackendError) as raised:
+        al.function(both, backend="jax")(al.constant(1.0))
+    assert str(raised.value).startswith(
+        f"item [0] of the return value (of the returns at lines {line + 1} and {line + 3}) has shape (2,) in the "
+        f"if branch and (2, 2) in the else branch, so it (at {__file__}:{line})")
+
+
+def test_a_return_value_that_a_loop_reshapes_is_named_as_such():
+    def loop(n):
+        if n > 100:
+            return al.ones([2])
+        i = 0
+        while i < n:
+            i += 1
+            return al.ones([3])
+        return al.ones([2])
+
+    first = loop.__code__.co_firstlineno
+    with pytest.raises(BackendError) as raised:
+        al.function(loop, backend="jax")(al.constant(5))
+    assert str(raised.value).startswith(
+        f"the return value (of the returns at lines {first + 2}, {first + 6} and {first + 7}) has shape (2,) before "
+        f"an iteration and (3,) after it, so the loop (at {__file__}:{first + 4})")

@@ -39,6 +39,29 @@ CASES = {
         """, (1,), BranchTypeError,
         ["'y' is a tuple of 2 values in the if branch and a single value in the else branch",
          "every path must give it the same structure"], 2, "f"),
+    "returns_of_two_dtypes": ("""
+        def f(x):
+            if x > 0:
+                return al.ones([2], dtype=al.int32)
+            else:
+                return al.ones([2])
+        """, (1.0,), BranchTypeError,
+        ["the return value (of the returns at lines 3 and 5) is int32 in the if branch and float32 in the else "
+         "branch of the if statement at", "line 2; every return must give the same dtype (use autoloop.cast)"],
+        2, "f"),
+    "returns_of_two_structures_in_a_loop": ("""
+        def f(n):
+            if n > 100:
+                return 1, 2
+            i = 0
+            while i < n:
+                i += 1
+                return 2
+            return 1, 2
+        """, (5,), LoopVariableTypeError,
+        ["the return value (of the returns at lines 3, 7 and 8) must keep its nested structure across "
+         "iterations: it enters the while loop at", "line 5 as a tuple of 2 values but is a single value after "
+         "one iteration. Every return must give the same structure."], 5, "f"),
     "branch_list_lengths": ("""
         def f(x):
             if x > 0:
@@ -394,3 +417,20 @@ def test_frame_names_follow_the_source_as_it_is_now():
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         found = list(pool.map(lambda n: _frame_names(sources[n], [f"f{n}"]), range(8)))
     assert found == [[[f"f{n}"]] for n in range(8)]
+
+
+def test_a_function_called_in_a_tf1_graph_names_the_return_value_too():
+    def f(x):
+        if x > 0:
+            return al.ones([2], dtype=al.int32)
+        else:
+            return al.ones([2])
+
+    first = f.__code__.co_firstlineno
+    with al.compat.v1.Graph().as_default():
+        x = al.compat.v1.placeholder(al.float32, [])
+        with pytest.raises(BranchTypeError) as raised:
+            al.function(f)(x)
+    assert str(raised.value).startswith(
+        f"the return value (of the returns at lines {first + 2} and {first + 4}) is int32 in the if branch and "
+        f"float32 in the else branch of the if statement at {__file__}, line {first + 1}; every return must give")

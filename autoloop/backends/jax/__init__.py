@@ -23,7 +23,8 @@ That is how the gradient of a loop with a data-dependent trip count runs
 compiled on XLA, which ``jax.grad`` of ``lax.while_loop`` refuses; it needs a
 bound on the loop's iterations: a counter the condition bounds (``for i in
 range(n)``, ``while ... and k < n``), or a ``capacity`` (checked as the loop
-runs: more iterations are an error, never a shorter loop).
+runs: more iterations are an error, never a shorter loop), or in a program
+safe to run twice one it grows itself (`growth`).
 
 What XLA cannot compile (a loop variable whose shape changes, a list with
 no bound, an array whose shape depends on values) is a `BackendError` at

@@ -4,7 +4,8 @@
 - the run-time checks (`autoloop.backends.jax.checks.Sites`): every node
   whose JAX kernel is `checked` and needs a check;
 - the buffer layout of every list (TensorArray flows, gradient stacks and
-  gradient lists: `autoloop.backends.jax.layouts`);
+  gradient lists: `autoloop.backends.jax.layouts`), and the provisional
+  capacity of each loop that needs one (`autoloop.backends.jax.growth`);
 - whether the program has effects (prints, host calls) and 64-bit values;
 - the variables it reads or writes (carried as extra inputs and outputs);
 - that it holds nothing only a Session runs (`refuse_session_state`).
@@ -20,6 +21,7 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
+from autoloop.backends.jax.growth import capacity_site
 from autoloop.backends.jax.interrupts import Watch
 from autoloop.backends.jax.layouts import Layouts
 from autoloop.backends.jax.marks import calls_host, unsupported
@@ -34,15 +36,19 @@ _WIDE = (dtypes.int64, dtypes.float64)
 class ProgramFacts:
     """The static facts of `graph` for lowering; see the module docstring."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, capacities=None):
         refuse_session_state(graph)
         self.graph = graph
         # The variables it reads (extra inputs) and those it updates (extra outputs too), as their cells
         # (`autoloop.backends.jax.variables`).
         self.cells = cells_of(graph)
         self.written_cells = [cell for cell in self.cells if updates(graph, cell)]
+        # The loops with a provisional capacity (`growth`; None: the program may not grow them), and their checks.
+        self.capacities = capacities
+        self.layouts = Layouts(graph, capacities)
         self.sites = find_sites(graph)
-        self.layouts = Layouts(graph)
+        self.capacity_sites = {loop: self.sites.add(loop, *capacity_site(loop, capacity))
+                               for loop, capacity in (capacities or {}).items()}
         # What the program does besides computing outputs, and the call must wait for (a variable's update
         # is an output of the program, not such an effect; a loop's effects are those of its body's nodes).
         self.has_effects = any(calls_host(node) or (has_effects(node) and node.op not in VARIABLE_OPS
@@ -53,7 +59,8 @@ class ProgramFacts:
         # checkpointed gradient is the stored one bit for bit (`kernels.math.rounded`).
         self.rounds_products = any(node.op == "StackPush" for node in graph.walk())
         # Ctrl-C stops a loop that may run long (`interrupts`): it has a site, and the program a watch.
-        loops = [site.node for site in self.sites.numbered if site.node.op == "While"]
+        growing = set(self.capacity_sites.values())
+        loops = [site.node for site in self.sites.numbered if site.node.op == "While" and site not in growing]
         self.watch = Watch(loops[0].location) if loops else None
         # Whether the error state is a result: a watched loop's site alone is not (the watch knows what it
         # stopped), so the common loop keeps one bare output.

@@ -49,6 +49,8 @@ def lower_while(lowering, node, args) -> list:
     limit = groups.maximum_iterations[0] if groups.maximum_iterations else None
     if limit is not None and is_static(limit) and int(limit) <= 0:
         return list(groups.loop_vars)
+    # A provisional capacity (`growth`): an iteration past it fails the loop's check, and the program grows it.
+    capacity = (lowering.facts.capacities or {}).get(node)
     params = body_graph.inputs[:count]
     carry_value = lowering.facts.carry_value
 
@@ -63,7 +65,8 @@ def lower_while(lowering, node, args) -> list:
     # that its checks can fail the loop: a while_loop's cond returns a boolean only.
     rotated = has_checks(lowering, cond_graph)
     initial = tuple(carry_value(value, param) for value, param in zip(groups.loop_vars, params))
-    counter = jnp.asarray(0, limit.dtype if limit is not None else np.int32) if limit is not None else None
+    counter = jnp.asarray(0, limit.dtype if limit is not None else np.int32) \
+        if limit is not None or capacity is not None else None
     first, errors = test(initial, lowering.errors) if rotated else (None, lowering.errors)
 
     def cond_fn(carry):
@@ -71,19 +74,21 @@ def lower_while(lowering, node, args) -> list:
         if result is None:
             with lowering.variables_set(variables):
                 result, _ = test(values, errors)  # no checks in cond: nothing to report
-        if iterations is not None:
+        if limit is not None:
             result = result & (iterations < limit)
         return result & errors.ok if errors is not None else result
 
     def body_fn(carry):
         values, errors, iterations, _, variables = carry
+        if capacity is not None:
+            errors = errors.fail(lowering.facts.capacity_sites[node], iterations >= capacity)
         with lowering.variables_set(variables) as state:  # the variables are loop state too
             results, errors = run_subgraph(lowering, body_graph, list(values) + list(groups.body_captures), errors)
             values = tuple(carry_value(r, p) for r, p in zip(results, params))
             iterations = None if iterations is None else iterations + 1
             result = None
             if rotated:
-                if iterations is None:
+                if limit is None:
                     result, errors = test(values, errors)
                 else:  # the numpy executor stops at the limit before testing: so does this
                     result, errors = jax.lax.cond(iterations < limit, test, lambda v, e: (jnp.asarray(False), e),
@@ -150,8 +155,11 @@ def check_shapes_kept(node, before, after, what: str) -> None:
         changed = [(np.shape(a), np.shape(b)) for a, b in zip(old_leaves, new_leaves) if np.shape(a) != np.shape(b)]
         if changed:
             label = names[position] if position < len(names) else f"number {position}"
+            subject = user_subject(node, label)
+            if subject is None or subject.startswith("'"):  # the user's own variable
+                subject = f"the {what} {as_code(label)}"
             was, became = changed[0]
-            raise unsupported(node, f"the {what} {label} has shape {was} before an iteration and {became} after "
+            raise unsupported(node, f"{subject} has shape {was} before an iteration and {became} after "
                                     f"it, so the loop",
                               "XLA compiles loops whose variables keep one shape (a shape invariant with None "
                               "allows the change on backend='numpy' only). Preallocate the final size and write "
@@ -207,14 +215,25 @@ def _branch_output(node, position):
     described = node.attrs.get("described")
     if described is None:
         return f"the cond's {as_code(label)}", ("in the true branch", "in the false branch")
-    statement, sides, subjects = described
-    found = re.match(r"'([^']*)'(.*)$", label)
-    if found is None or found.group(1) not in subjects:
-        return f"{as_code(label)} of {statement}", sides
-    (subject, maybe), rest = subjects[found.group(1)], found.group(2)
+    statement, sides, _ = described
+    return user_subject(node, label) or f"{as_code(label)} of {statement}", sides
+
+
+def user_subject(node, label: str):
+    """How a message names the value `label` (``'y'[1]``, ``y[1]``) that a ``While`` or ``Cond`` from
+    converted code carries: ``'y'[1]``, or in the user's words what a name the compiler made stands for
+    (``item [1] of the return value (of the return at line 4)``; the node's ``described``, see
+    `autoloop.runtime.layout.Statement.described`). None for a label the converted code did not name."""
+    described = node.attrs.get("described")
+    found = re.match(r"'?([^'\[]*)'?(.*)$", label)
+    if described is None or found.group(1) not in described[2]:
+        return None
+    (subject, maybe), rest = described[2][found.group(1)], found.group(2)
     if maybe:  # carried as (value, defined): its value is [0]
         rest = rest[len("[0]"):]
-    return (f"{subject}{rest}" if subject.startswith("'") else f"{subject} (its {rest})" if rest else subject), sides
+    if subject.startswith("'"):
+        return f"{subject}{rest}"
+    return f"item {rest} of {subject}" if rest else subject
 
 
 def _same_shapes(node, true_fn, false_fn, errors):

@@ -68,9 +68,11 @@ _GRADIENT_ALLOCATIONS = ("TensorListGradInit", "TensorListGradUnstack", "TensorL
 
 
 class Layouts:
-    """Buffer layouts and exact lengths of the lists of `graph`; see the module docstring."""
+    """Buffer layouts and exact lengths of the lists of `graph`; see the module docstring. `capacities`
+    (loop -> capacity, filled in) gives a loop with no bound a provisional one (`autoloop.backends.jax.growth`)
+    instead of the error."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, capacities=None):
         self._parent: dict = {}
         self._facts: dict = {}  # family root -> [(node, dtype, TensorShape) or (node, "list", value)]
         self._allocations: dict = {}  # family root -> [nodes]
@@ -92,7 +94,7 @@ class Layouts:
         self._join_elements(graph)
         for node in graph.walk():
             self._record(node)
-        self.lengths = Lengths(self, graph)
+        self.lengths = Lengths(self, graph, capacities)
 
     # -- families ------------------------------------------------------------------------
     def _find(self, value):

@@ -28,7 +28,8 @@ import numpy as np
 from autoloop import dtypes
 from autoloop.backends.jax.marks import unsupported
 from autoloop.ir import control_flow
-from autoloop.ir.trips import captured_from, known, trip_count
+from autoloop.backends.jax.growth import FIRST_CAPACITY
+from autoloop.ir.trips import TripCount, captured_from, known, trip_count
 from autoloop.ops.location import format_location
 
 
@@ -66,8 +67,10 @@ class Lengths:
     """The upper bound and exact length of every list value of `graph` (None where unknown);
     `layouts` answers which lists grow and the bounds their makers declared."""
 
-    def __init__(self, layouts, graph):
+    def __init__(self, layouts, graph, capacities=None):
         self.layouts = layouts
+        # loop -> provisional capacity (`autoloop.backends.jax.growth`); None: a loop with no bound is an error
+        self.capacities = capacities
         self.upper: dict = {}
         self.exact: dict = {}
         self.params: dict = {}  # loop parameter (symbol) -> its Length at an iteration's start
@@ -158,7 +161,9 @@ class Lengths:
                 if growth > 0:
                     declared = self.layouts.declared_bound(param)
                     if trips.upper is None and declared is None:
-                        raise _unbounded_loop(node, grown.grows, name)
+                        if self.capacities is None:
+                            raise _unbounded_loop(node, grown.grows, name)
+                        trips = TripCount(self.capacities.setdefault(node, FIRST_CAPACITY), None)
                     added = growth * trips.upper if trips.upper is not None else declared
                     added = min(added, declared) if declared is not None else added
                 self.upper[output] = start.plus(added, grown.grows)

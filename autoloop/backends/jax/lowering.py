@@ -51,6 +51,7 @@ class Lowering:
         self.facts = facts
         self.errors = ErrorState.initial(facts.sites) if facts.sites else None
         self.variables = VariableState(facts.cells, variables)  # what the variables hold now
+        self.padded_shapes: dict = {}  # a Shape value of this walk -> the padded stack it is of (`padded`)
 
     def variables_set(self, values):
         """A block in which the variables hold `values` (a loop body's or branch's own state)."""
@@ -77,9 +78,9 @@ class Lowering:
         return folded_values(node)
 
     def run_node(self, node, args) -> list:
-        for arg in args:
-            if hasattr(arg, "refuse"):  # a stacked list of run-time length (buffers.Padded)
-                raise arg.refuse(node)
+        from autoloop.backends.jax import padded  # imports buffers, which imports this module
+        if padded.padded_inputs(self, node, args):  # a stacked list of run-time length (buffers.Padded)
+            return padded.run(self, node, args, op_attrs_of(node.attrs))
         op = control_flow.lookup(node.op)
         if op is not None:
             return op.kernel_for("jax")(self, node, args)

@@ -27,11 +27,12 @@ dtypes are kept exactly whatever the process-wide JAX setting is.
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
 
-from autoloop.backends.jax import buffers, checks, variables
+from autoloop.backends.jax import buffers, checks, growth, variables
 from autoloop.backends.jax.analysis import ProgramFacts
 from autoloop.backends.jax.marks import unsupported
 from autoloop.errors import BackendError, raise_at
@@ -53,13 +54,22 @@ class JaxProgram:
     """`graph` lowered to JAX and compiled by XLA per input signature; see the module docstring."""
 
     def __init__(self, graph, jax_arrays: bool = False):
-        import jax
         _register_pytrees()
         self.graph = graph
         self.jax_arrays = jax_arrays
+        # The provisional capacities of the loops nothing else bounds (`growth`), kept as they grow, so the next
+        # call starts at the grown ones; None where a second run could be seen (the loops must be bounded).
+        self._capacities = {} if growth.rerunnable(graph) else None
+        self._growing = threading.Lock()
+        self._compile()
+
+    def _compile(self) -> None:
+        """The program's facts and jitted function, for the capacities so far."""
+        import jax
+        graph = self.graph
         try:
             _refuse_list_inputs(graph)
-            self.facts = ProgramFacts(graph)
+            self.facts = ProgramFacts(graph, self._capacities)
         except BackendError as error:
             _raise_at_users_line(error)
         self._x64 = self.facts.uses_64_bits
@@ -69,17 +79,18 @@ class JaxProgram:
         # Variables: extra inputs, and the updated ones extra outputs (`autoloop.backends.jax.variables`)
         self._cells, self._written = self.facts.cells, self.facts.written_cells
         self._bare = len(graph.outputs) == 1 and not self.facts.reports_errors and not self._written
-        self._jitted = jax.jit(self._lowered)
+        # A new function per compile: jax.jit's trace cache would take the bound method for the old one.
+        self._jitted = jax.jit(functools.partial(self._lowered, self.facts))
 
-    def _lowered(self, *inputs):
+    def _lowered(self, facts, *inputs):
         from autoloop.backends.jax.lowering import Lowering
         count = len(self.graph.inputs)
-        lowering = Lowering(self.facts, inputs[count:])
+        lowering = Lowering(facts, inputs[count:])
         outputs = lowering.run_graph(self.graph, list(inputs[:count]))
         if self._bare:
             return outputs[0]
         outputs = (*outputs, *(lowering.variables.read(cell) for cell in self._written))
-        errors = lowering.errors if self.facts.reports_errors else None
+        errors = lowering.errors if facts.reports_errors else None
         return tuple(outputs) if errors is None else (*outputs, (errors.code, errors.witness))
 
     def lower(self, *inputs):
@@ -96,7 +107,7 @@ class JaxProgram:
         import jax
         try:
             with jax.enable_x64(self._x64):
-                return jax.make_jaxpr(self._lowered)(*inputs)
+                return jax.make_jaxpr(functools.partial(self._lowered, self.facts))(*inputs)
         except BackendError as error:
             _raise_at_users_line(error)
 
@@ -109,21 +120,29 @@ class JaxProgram:
         import jax
         if self._cells:
             inputs = inputs + variables.host_values(self._cells)
+        facts, jitted = self.facts, self._jitted  # this run's, should another thread grow a capacity meanwhile
         try:
             if self._x64:
                 with jax.enable_x64(True):
-                    outputs = self._jitted(*inputs)
+                    outputs = jitted(*inputs)
             else:
-                outputs = self._jitted(*inputs)
+                outputs = jitted(*inputs)
         except BackendError as error:  # from lowering, while JAX traced
             _raise_at_users_line(error)
         if self._bare:
             outputs = (outputs,)
         if self._effects:
             jax.effects_barrier()  # prints and host calls done before we return, as on numpy
-        if self.facts.reports_errors:
+        if facts.reports_errors:
             outputs, (code, witness) = outputs[:-1], outputs[-1]
-            checks.raise_failure(self.facts.sites, code, witness)
+            try:
+                checks.raise_failure(facts.sites, code, witness)
+            except growth.CapacityOutgrown as outgrown:  # nothing else was seen of this run: run it again
+                with self._growing:
+                    if self.facts is facts:  # not grown by another thread meanwhile
+                        self._capacities[outgrown.loop] *= 2
+                        self._compile()
+                return self._call(*inputs)
         if self._written:
             outputs, new_values = outputs[:-len(self._written)], outputs[-len(self._written):]
             variables.write_back(self._written, new_values)

@@ -158,10 +158,15 @@ def jumps_in(statements, jump, found) -> list:
 def guard(ctx, statements, jumps, retval=None) -> list:
     """`statements`, whose first is an ``if`` guarding what follows the statements `jumps`,
     recorded as such in ``ctx.guards`` (see `ConversionContext`)."""
-    words = sorted({"return" if node in ctx.return_breaks else _JUMP_WORDS[type(node)] for node in jumps})
-    lines = tuple(sorted({ctx.user_line(node) for node in jumps}))
-    ctx.guards[statements[0]] = (" or ".join(words), lines) + ((retval,) if retval else ())
+    ctx.guards[statements[0]] = described_jumps(ctx, jumps) + ((retval,) if retval else ())
     return statements
+
+
+def described_jumps(ctx, jumps) -> tuple:
+    """``(word, lines)``: the user's `jumps` as messages name them, ``("break or return", (7, 9))``
+    (a break that a ``return`` in a loop became is that return)."""
+    words = sorted({"return" if node in ctx.return_breaks else _JUMP_WORDS[type(node)] for node in jumps})
+    return " or ".join(words), tuple(sorted({ctx.user_line(node) for node in jumps}))
 
 
 def lower_jumps(ctx, statements, jump, flag: str, found: set, enter_loop_else: bool) -> list:

@@ -20,7 +20,7 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.passes.base import (
-    StatementPass, contains, containing, guard, jumps_in, lower_jumps, walk_loop)
+    StatementPass, contains, containing, described_jumps, guard, jumps_in, lower_jumps, walk_loop)
 
 
 def _has_break(statements):
@@ -38,6 +38,7 @@ class Breaks(StatementPass):
         self.ctx.exempt_reads.add(flag)
         self.found = containing(node.body, gast.Break, loops_are_boundaries=True)
         jumps = jumps_in(node.body, gast.Break, self.found)
+        self.ctx.generated[flag] = described_jumps(self.ctx, jumps)
         node.body = lower_jumps(self.ctx, node.body, gast.Break, flag, self.found, enter_loop_else=False)
         if isinstance(node, gast.While):
             node.test = templates.replace_expression("not flag and test", flag=flag, test=node.test)

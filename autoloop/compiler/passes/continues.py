@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from autoloop.compiler import templates
-from autoloop.compiler.passes.base import StatementPass, contains, containing, lower_jumps, walk_loop
+from autoloop.compiler.passes.base import StatementPass, contains, containing, described_jumps, jumps_in, lower_jumps, walk_loop
 
 
 def _has_continue(statements):
@@ -33,6 +33,7 @@ class Continues(StatementPass):
         self.ctx.jump_flags[self.flag] = None
         self.ctx.exempt_reads.add(self.flag)
         self.found = containing(node.body, gast.Continue, loops_are_boundaries=True)
+        self.ctx.generated[self.flag] = described_jumps(self.ctx, jumps_in(node.body, gast.Continue, self.found))
         reset = templates.located(templates.replace("flag = False", flag=self.flag), node.body[0].lineno)
         node.body = reset + lower_jumps(self.ctx, node.body, gast.Continue, self.flag, self.found, enter_loop_else=True)
         return node

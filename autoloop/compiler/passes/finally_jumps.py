@@ -48,7 +48,7 @@ import gast
 
 from autoloop.compiler import templates
 from autoloop.compiler.passes import undefined
-from autoloop.compiler.passes.base import LOOP_NODES, SCOPE_NODES, StatementPass
+from autoloop.compiler.passes.base import LOOP_NODES, SCOPE_NODES, StatementPass, described_jumps
 
 
 def mark(tree, ctx):
@@ -79,6 +79,7 @@ class _Marker(_InFunctions):
         for block, jump, index in leaving_jumps(node.finalbody):
             if flag is None:
                 flag = self.ctx.namer.new("finally_jumped")
+                self.ctx.generated[flag] = described_jumps(self.ctx, [j for _, j, _ in leaving_jumps(node.finalbody)])
                 self.ctx.finally_flags[node] = flag
                 self.ctx.exempt_reads.add(flag)
                 function = self.functions[-1]

@@ -45,6 +45,9 @@ class Returns(StatementPass):
         self.retval = self.ctx.namer.new("retval_")
         self.has_value = any(_returns_value(r) for r in returns)
         self.ctx.jump_flags[self.do_return] = self.retval if self.has_value else None
+        lines = tuple(sorted({self.ctx.user_line(r) for r in returns}))
+        self.ctx.generated[self.do_return] = ("return", lines)
+        self.ctx.generated[self.retval] = ("return value", lines)
         self.ctx.exempt_reads.add(self.do_return)
         self.with_return = containing(body, gast.Return)
         new_body = self._block(body, in_loop=False)
