@@ -59,7 +59,7 @@ class JaxProgram:
         self.jax_arrays = jax_arrays
         # The provisional capacities of the loops nothing else bounds (`growth`), kept as they grow, so the next
         # call starts at the grown ones; None where a second run could be seen (the loops must be bounded).
-        self._capacities = {} if growth.rerunnable(graph) else None
+        self._capacities: dict | None = {} if growth.rerunnable(graph) else None
         self._growing = threading.Lock()
         self._compile()
 
