@@ -59,9 +59,9 @@ CASES = {
                 return 2
             return 1, 2
         """, (5,), LoopVariableTypeError,
-        ["the return value (of the returns at lines 3, 7 and 8) must keep its nested structure across "
-         "iterations: it enters the while loop at", "line 5 as a tuple of 2 values but is a single value after "
-         "one iteration. Every return must give the same structure."], 5, "f"),
+        ["the return value (of the returns at lines 3, 7 and 8) does not have the same nested structure after "
+         "one iteration of the while loop at", "line 5: it enters the loop as a tuple of 2 values but is a single "
+         "value. Every return must give the same structure."], 5, "f"),
     "branch_list_lengths": ("""
         def f(x):
             if x > 0:
