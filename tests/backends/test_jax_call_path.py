@@ -35,6 +35,13 @@ def count_up(n, start):
     return start + i
 
 
+def count_down(n, start):
+    i = n - n
+    while i < n:
+        i += 1
+    return start - i
+
+
 def collatz(n):
     steps = n - n
     while n != 1:
@@ -141,6 +148,7 @@ def test_a_short_loop_runs_the_quick_program_and_a_long_one_the_watched_program(
     assert f(al.constant(10), al.constant(0)).numpy() == 10
     program = program_of(f)
     assert program._quick is not None and not program.facts.watch.ran_long
+    assert program._quick._cache_size() == 1 and program._jitted._cache_size() == 0  # the watched one: never run
     long = 3 * (1 << 22)  # past any loop's first countdown
     assert f(al.constant(long), al.constant(0)).numpy() == long  # gave up, then watched
     assert program.facts.watch.ran_long  # the next call goes to the watched program directly
@@ -153,9 +161,10 @@ def test_a_short_loop_runs_the_quick_program_and_a_long_one_the_watched_program(
 def test_a_result_equal_to_the_marker_is_the_true_result(dtype):
     from autoloop.backends.jax.interrupts import give_up_marker
     marker = give_up_marker(dtype)
-    f = al.function(count_up, backend="jax")
-    start = marker - dtype(3) if np.dtype(dtype).kind == "i" else marker
-    n = np.asarray(3 if np.dtype(dtype).kind == "i" else 0, dtype)
+    f = al.function(count_down, backend="jax")
+    signed = np.dtype(dtype).kind == "i"
+    start = marker + dtype(3) if signed else marker  # the loop runs 3 times, or not at all
+    n = np.asarray(3 if signed else 0, dtype)
     result = f(al.constant(n), al.constant(np.asarray(start, dtype))).numpy()
     assert result.dtype == dtype and result == marker
     assert np.asarray(result).tobytes() == np.asarray(marker).tobytes()
@@ -213,17 +222,21 @@ def test_ctrl_c_while_the_quick_program_runs_is_raised_from_the_loop_line():
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
-def test_a_watched_call_after_a_quick_one_listens_from_its_start():
+def test_a_watched_call_after_the_quick_one_gave_up_listens_from_its_start():
     f = al.function(count_up, backend="jax")
-    f(al.constant(1), al.constant(0))
-    watch = program_of(f).facts.watch
-    handlers = []
+    program = f.get_concrete_function(al.constant(1), al.constant(0)).compiled
+    jitted, handlers = program._jitted, []
 
-    def call(*inputs):
+    def gave_up(*inputs):
+        return program._marker
+
+    def watched(*inputs):  # where the watched program would be compiled first
         handlers.append(signal.getsignal(signal.SIGINT))
-        signal.raise_signal(signal.SIGINT)  # noted, not raised: a compile here would go on undisturbed
-        return "done"
+        signal.raise_signal(signal.SIGINT)  # noted, not raised: a compile here goes on undisturbed
+        return jitted(*inputs)
+    program._quick, program._jitted = gave_up, watched
     with pytest.raises(KeyboardInterrupt) as caught:
-        watch.run(call, (), listen=True)
-    assert handlers == [watch._note] and caught.value.autoloop_location == watch.first_loop
+        f(al.constant(1), al.constant(0))
+    assert handlers == [program.facts.watch._note]
+    assert caught.value.autoloop_location == program.facts.watch.first_loop
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
