@@ -34,9 +34,12 @@ and the result is `give_up_marker` of its dtype. The host then runs the
 watched program, which gives the answer (also where the true result is the
 marker: that costs a second run, never a wrong answer). The quick form
 gives up exactly where the watched one would first call the host, so a
-Ctrl-C waits no longer than it did; one that comes while the quick program
-runs is raised from the program's first watched loop. After a call that
-ran long (`Watch.ran_long`), the next call goes to the watched program
+Ctrl-C waits no longer than it did, but for the watched program's compiling
+on the first call that runs long. A Ctrl-C that comes while the quick
+program runs is raised from the program's first watched loop; the watched
+call takes Ctrl-C from its start (`Watch.run`'s `listen`: a Ctrl-C raised
+while JAX compiles can be lost in its clean-up). After a call that ran long
+(`Watch.ran_long`), the next call goes to the watched program
 directly, so a long loop does not pay for its quick form each time.
 
     >>> watch = Watch(first_loop_location)
