@@ -156,7 +156,8 @@ class Function:
                     if run_flat is not None:
                         if self._tracing_calls_in_a_row:  # read, not written, on the common call
                             self._tracing_calls_in_a_row = 0
-                        self._remember_device_call(args, fast_key, run_flat)
+                        if self._device_array_types:  # a backend='jax' function that was called on JAX arrays
+                            self._remember_device_call(args, fast_key, run_flat)
                         return run_flat(arrays)
             concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
             if fast_key is not None:
@@ -171,7 +172,9 @@ class Function:
     def _remember_device_call(self, args, fast_key, run_flat) -> None:
         """Keep a short-path call of one device array for the shortest path (`__call__`): its key is the
         array's abstract value, ``(args[0].aval,)``."""
-        if len(args) == 1 and type(args[0]) in self._device_array_types and fast_key[0] is not self._last_device_call[1]:
+        if len(args) != 1 or type(args[0]) not in self._device_array_types:
+            return
+        if fast_key[0] is not self._last_device_call[1]:
             self._last_device_call = (type(args[0]), fast_key[0], run_flat)
 
     def _call_eagerly(self, args, kwargs):

@@ -22,7 +22,8 @@ import pytest
 import autoloop as al
 from autoloop.tensor import Tensor
 
-jax = pytest.importorskip("jax", reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
+jax = pytest.importorskip("jax",
+                          reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
 jnp = jax.numpy
 
 RETRACING_ON_PURPOSE = pytest.mark.filterwarnings("ignore::autoloop.RetracingWarning")
