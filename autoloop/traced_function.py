@@ -134,7 +134,7 @@ class Function:
                     return self._call_eagerly(args, kwargs)
                 if recording.anywhere() and recording.active():
                     return self._call_recorded(args, kwargs)
-            if len(args) == 1 and not kwargs:
+            if self._device_array_types and len(args) == 1 and not kwargs:  # (a set only on backend='jax')
                 # The shortest path, a call of one device array like the last such call: `short_key` would give
                 # the key ``(arg.aval,)`` (abstract values are compared by identity here, which implies equality),
                 # so `_fast_runs` would give the same run_flat. A new abstract value object only takes the short path.
