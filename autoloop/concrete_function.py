@@ -84,7 +84,7 @@ class ConcreteFunction:
             elif one_tensor:
                 output = self.graph.outputs[0]
                 converted = self.backend == "jax" or (output.shape.rank and output.dtype is not dtypes.variant)
-                one = Tensor if converted else eager
+                one = Tensor.of_value if converted else eager
             self._run_flat = self.compiled.runner(pack, one=one)
         return self._run_flat
 

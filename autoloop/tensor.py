@@ -32,6 +32,9 @@ BOOL_HINT = (
     "autoloop.cond / autoloop.while_loop")
 
 
+_new_object = object.__new__
+
+
 class Operators:
     """What `Tensor` and `Variable` get from `autoloop.ops.tensor_methods` (``x + y`` is ``add(x, y)``,
     ``x[i]``, ``x.T``, iteration), declared for type checkers: the methods are installed when the op
@@ -91,6 +94,17 @@ class Tensor(Operators):
         # A Python number that graph control flow had to make a tensor: in arithmetic it still
         # takes the other operand's dtype, as the number would (JAX calls this weakly typed).
         self._weak = False
+
+    @staticmethod
+    def of_value(numpy_value) -> Tensor:
+        """``Tensor(numpy_value)`` made without calling `__init__` (what a cached call returns, made on every
+        call: 0.2 µs less of a 6 µs JAX call). Sets every slot `__init__` sets, to the same values."""
+        tensor = _new_object(Tensor)
+        tensor._numpy = numpy_value
+        tensor._value = None
+        tensor._name = "Const"
+        tensor._weak = False
+        return tensor
 
     # -- kind ------------------------------------------------------------
     @property

@@ -65,7 +65,8 @@ class Function:
 
     # What the short call path reads sits in the object, not in its __dict__ (a cached call after a
     # loop over large arrays finds little of itself in the caches); the rest stays in __dict__.
-    __slots__ = ("_fast_runs", "_device_array_types", "_tracing_calls_in_a_row", "__dict__", "__weakref__")
+    __slots__ = ("_fast_runs", "_device_array_types", "_last_device_call", "_tracing_calls_in_a_row", "__dict__",
+                 "__weakref__")
 
     def __init__(self, python_function: Callable[..., Any], autograph: bool = True,
                  input_signature: Sequence[Any] | None = None, reduce_retracing: bool = False,
@@ -91,6 +92,9 @@ class Function:
         # The types of the backend's own arrays (JAX's) that calls passed, which the short path then takes
         # as they are: found in calls, so that naming them never imports the backend's package.
         self._device_array_types: frozenset = frozenset()
+        # The shortest path: (type, abstract value, run_flat) of the last short-path call of one device array;
+        # a call of one array of that type whose abstract value is that very object runs it (see `__call__`).
+        self._last_device_call: tuple = (None, None, None)
         self._trace_lock = threading.RLock()  # re-entrant: a trace may ask for another concrete function
         self._tracing_count = 0
         self._tracing_calls_in_a_row = 0
@@ -132,6 +136,15 @@ class Function:
                     return self._call_eagerly(args, kwargs)
                 if recording.anywhere() and recording.active():
                     return self._call_recorded(args, kwargs)
+            if self._device_array_types and len(args) == 1 and not kwargs:  # (a set only on backend='jax')
+                # The shortest path, a call of one device array like the last such call: `short_key` would give
+                # the key ``(arg.aval,)`` (abstract values are compared by identity here, which implies equality),
+                # so `_fast_runs` would give the same run_flat. A new abstract value object only takes the short path.
+                last = self._last_device_call
+                if type(args[0]) is last[0] and args[0].aval is last[1]:
+                    if self._tracing_calls_in_a_row:
+                        self._tracing_calls_in_a_row = 0
+                    return last[2](args)
             fast_key = None
             fast_runs = self._fast_runs
             if fast_runs is not None and not kwargs:
@@ -145,15 +158,26 @@ class Function:
                     if run_flat is not None:
                         if self._tracing_calls_in_a_row:  # read, not written, on the common call
                             self._tracing_calls_in_a_row = 0
+                        if self._device_array_types:  # a backend='jax' function that was called on JAX arrays
+                            self._remember_device_call(args, fast_key, run_flat)
                         return run_flat(arrays)
             concrete, arrays = self._concrete_and_inputs(args, kwargs, count_call=True)
             if fast_key is not None:
                 fast_runs[fast_key] = concrete.run_flat  # type: ignore[index]  # a fast key implies fast_runs
+                self._remember_device_call(args, fast_key, concrete.run_flat)
             elif self.backend == "jax" and not kwargs:
                 self._device_array_types |= {type(arg) for arg in args if is_jax_array(arg)}
             return concrete.run_flat(arrays)
         except Exception as error:  # shown with the user's frames only, and once (`autoloop.tracebacks`)
             raise tracebacks.filter_traceback(error)
+
+    def _remember_device_call(self, args, fast_key, run_flat) -> None:
+        """Keep a short-path call of one device array for the shortest path (`__call__`): its key is the
+        array's abstract value, ``(args[0].aval,)``."""
+        if len(args) != 1 or type(args[0]) not in self._device_array_types:
+            return
+        if fast_key[0] is not self._last_device_call[1]:
+            self._last_device_call = (type(args[0]), fast_key[0], run_flat)
 
     def _call_eagerly(self, args, kwargs):
         """`config.run_functions_eagerly(True)`: the plain Python function on the arguments as given (an

@@ -24,6 +24,24 @@ carries a countdown, and when it reaches zero it calls the host
   0.05 s), so a short loop never calls the host and a long one calls it a
   few times a second.
 
+A program with a host call in it costs XLA about 0.3 µs more per call, and
+the chunks about 0.2 µs more, although a short loop never makes the call: a
+tenth of a 5 µs call. So a program with one scalar result also has a *quick*
+form (`JaxProgram`), run first: each watched loop runs at most its first
+countdown of iterations with no host call in it (`capped_loop`), and one
+that would run longer *gives up*: its site fails, which stops the program,
+and the result is `give_up_marker` of its dtype. The host then runs the
+watched program, which gives the answer (also where the true result is the
+marker: that costs a second run, never a wrong answer). The quick form
+gives up exactly where the watched one would first call the host, so a
+Ctrl-C waits no longer than it did, but for the watched program's compiling
+on the first call that runs long. A Ctrl-C that comes while the quick
+program runs is raised from the program's first watched loop; the watched
+call takes Ctrl-C from its start (`Watch.run`'s `listen`: a Ctrl-C raised
+while JAX compiles can be lost in its clean-up). After a call that ran long
+(`Watch.ran_long`), the next call goes to the watched program
+directly, so a long loop does not pay for its quick form each time.
+
     >>> watch = Watch(first_loop_location)
     >>> outputs = watch.run(jitted, inputs)    # a Ctrl-C: KeyboardInterrupt from the loop's line
 """
@@ -73,21 +91,46 @@ def first_countdown(body) -> int:
     return int(np.clip(FIRST_WORK // max(work, 1), 1, LONGEST_COUNTDOWN))
 
 
+def give_up_marker(dtype):
+    """The result of a quick program that gave up (see the module docstring), a numpy scalar of `dtype`:
+    an integer type's least value (an unsigned type's greatest), the finite float next to a float type's
+    least; None for other dtypes (a bool has no value to spare), whose programs have no quick form.
+
+        >>> give_up_marker(np.int32)
+        np.int32(-2147483648)
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        return dtype.type(np.iinfo(dtype).min)
+    if dtype.kind == "u":
+        return dtype.type(np.iinfo(dtype).max)
+    if dtype in (np.float16, np.float32, np.float64):
+        return np.nextafter(dtype.type(np.finfo(dtype).min), dtype.type(0))
+    return None
+
+
 class Watch:
     """One program's watch for Ctrl-C; see the module docstring. `stopped_at` is the user's line of the
-    loop a Ctrl-C stopped in the current call, or None."""
+    loop a Ctrl-C stopped in the current call, or None; `ran_long` whether the last watched call asked
+    the host at all (ran past a loop's first countdown)."""
 
     def __init__(self, first_loop):
         self.first_loop = first_loop  # the line blamed when Ctrl-C came before any loop asked
         self.stopped_at = None
+        self.ran_long = False
         self._interrupted = False
         self._previous = None  # the SIGINT handler replaced while a call runs, if any
         import jax
         self._runtime_error = jax.errors.JaxRuntimeError
 
-    def run(self, call, inputs):
-        """``call(*inputs)``, watched; a Ctrl-C while it ran is a `KeyboardInterrupt` from the loop's line."""
-        self.stopped_at, self._interrupted = None, False
+    def run(self, call, inputs, listen=False):
+        """``call(*inputs)``, watched; a Ctrl-C while it ran is a `KeyboardInterrupt` from the loop's line.
+        `listen`: take Ctrl-C from the start (in the main thread), not from the first host call: for a call
+        that may compile its program first, since a Ctrl-C that Python's handler raises while JAX compiles
+        may be lost in its clean-up (a weak reference's callback prints it and goes on)."""
+        self.stopped_at, self._interrupted, self.ran_long = None, False, False
+        if listen:
+            self._listen()
         try:
             outputs = call(*inputs)
         except self._runtime_error as error:
@@ -105,7 +148,11 @@ class Watch:
                 self._previous = None
         if not self._interrupted:
             return outputs
-        location = self.stopped_at or self.first_loop  # also a Ctrl-C after the last host call
+        self.raise_interrupt(self.stopped_at or self.first_loop)  # also a Ctrl-C after the last host call
+
+    @staticmethod
+    def raise_interrupt(location):
+        """Raise `KeyboardInterrupt` from the user's loop line `location`, with ``autoloop_location`` set."""
         interrupt = KeyboardInterrupt()
         interrupt.autoloop_location = location
         raise_at(interrupt, location)
@@ -124,6 +171,7 @@ class Watch:
 
     def ask(self, location, countdown, stamp):
         """The host call of the loop at `location`: ``(interrupted, next countdown, time in ms)``."""
+        self.ran_long = True
         try:
             self._listen()
             now = np.int32(int(time.monotonic() * 1000) & 0x7FFFFFFF)
@@ -144,9 +192,12 @@ def watched_loop(lowering, node, cond_fn, body_fn, carry):
     """``lax.while_loop(cond_fn, body_fn, carry)`` of an interruptible loop: run in chunks of `countdown`
     iterations, an inner loop as fast as the plain one (no host call in it: a conditional in a loop body
     costs XLA about as much as a small body), and between chunks the host call (`Watch.ask`), whose
-    Ctrl-C fails the loop's site in the error state (`carry[1]`), which `cond_fn` stops at."""
+    Ctrl-C fails the loop's site in the error state (`carry[1]`), which `cond_fn` stops at. In the quick
+    program (`lowering.watching` False), `capped_loop` instead."""
     import jax
     import jax.numpy as jnp
+    if not lowering.watching:
+        return capped_loop(lowering, node, cond_fn, body_fn, carry)
     watch, site = lowering.facts.watch, lowering.facts.sites.by_node[node]
     shapes = (jax.ShapeDtypeStruct((), np.bool_), jax.ShapeDtypeStruct((), np.int32),
               jax.ShapeDtypeStruct((), np.int32))
@@ -170,3 +221,16 @@ def watched_loop(lowering, node, cond_fn, body_fn, carry):
     first = (jnp.int32(first_countdown(node.attrs["body"])), jnp.int32(-1))
     carry, _ = jax.lax.while_loop(lambda state: cond_fn(state[0]), chunk, (carry, first))
     return carry
+
+
+def capped_loop(lowering, node, cond_fn, body_fn, carry):
+    """The quick program's form of an interruptible loop: at most its first countdown of iterations and no
+    host call; one that ran them all gives up (it may have had more to run): its site fails in the error
+    state, which stops the program, and the program's result is then the marker (`JaxProgram`)."""
+    import jax
+    import jax.numpy as jnp
+    site, countdown = lowering.facts.sites.by_node[node], first_countdown(node.attrs["body"])
+    carry, done = jax.lax.while_loop(lambda inner: cond_fn(inner[0]) & (inner[1] < countdown),
+                                     lambda inner: (body_fn(inner[0]), inner[1] + 1), (carry, jnp.int32(0)))
+    values, errors, *others = carry
+    return (values, errors.fail(site, done >= countdown), *others)

@@ -44,11 +44,14 @@ class Lowering:
 
     `errors` is the current `ErrorState` (None when the program has no
     checks); control-flow rules thread it through their loops and branches.
+    `watching` False lowers the quick program, whose interruptible loops
+    give up instead of asking the host (`autoloop.backends.jax.interrupts`).
     """
 
-    def __init__(self, facts, variables=()):
+    def __init__(self, facts, variables=(), watching=True):
         from autoloop.backends.jax.variables import VariableState
         self.facts = facts
+        self.watching = watching
         self.errors = ErrorState.initial(facts.sites) if facts.sites else None
         self.variables = VariableState(facts.cells, variables)  # what the variables hold now
         self.padded_shapes: dict = {}  # a Shape value of this walk -> the padded stack it is of (`padded`)

@@ -32,7 +32,7 @@ import threading
 
 import numpy as np
 
-from autoloop.backends.jax import buffers, checks, growth, variables
+from autoloop.backends.jax import buffers, checks, growth, interrupts, variables
 from autoloop.backends.jax.analysis import ProgramFacts
 from autoloop.backends.jax.marks import unsupported
 from autoloop.errors import BackendError, raise_at
@@ -81,12 +81,23 @@ class JaxProgram:
         self._bare = len(graph.outputs) == 1 and not self.facts.reports_errors and not self._written
         # A new function per compile: jax.jit's trace cache would take the bound method for the old one.
         self._jitted = jax.jit(functools.partial(self._lowered, self.facts))
+        # A program with a watched loop and one plain scalar result runs its quick form first, which gives up
+        # (returns the marker) where a loop would run long (`autoloop.backends.jax.interrupts`).
+        self._marker = self._quick = None
+        output = graph.outputs[0] if self._bare else None
+        if self.facts.watch is not None and output is not None and output.shape.rank == 0 and not self.jax_arrays:
+            self._marker = interrupts.give_up_marker(output.dtype.as_numpy_dtype)
+            if self._marker is not None:
+                self._quick = jax.jit(functools.partial(self._lowered, self.facts, watching=False))
 
-    def _lowered(self, facts, *inputs):
+    def _lowered(self, facts, *inputs, watching=True):
         from autoloop.backends.jax.lowering import Lowering
         count = len(self.graph.inputs)
-        lowering = Lowering(facts, inputs[count:])
+        lowering = Lowering(facts, inputs[count:], watching)
         outputs = lowering.run_graph(self.graph, list(inputs[:count]))
+        if not watching:  # the quick form: the marker where a loop gave up (its only sites are the loops')
+            import jax.numpy as jnp
+            return jnp.where(lowering.errors.ok, outputs[0], self._marker)
         if self._bare:
             return outputs[0]
         outputs = (*outputs, *(lowering.variables.read(cell) for cell in self._written))
@@ -166,7 +177,7 @@ class JaxProgram:
             return lambda inputs: finish(self(*inputs))
         jitted, result = self._jitted, self._result
         if self._bare and one is not None:
-            return self._watched(self._one_runner(one))
+            return self._one_runner(one)
         # np.asarray: a copy to the host; rank 0 stays an array (finish makes it a scalar, as `eager` does)
         convert = (lambda value: value) if self.jax_arrays else np.asarray
         # A bare output (`_bare`) is one value, not a tuple of them: a result mixing Python values with one
@@ -190,7 +201,7 @@ class JaxProgram:
 
     def _one_runner(self, one):
         """`runner` of the common program, one plain output (see there), written out per kind of result:
-        the by-hand JAX call it is measured against has no Python around it."""
+        the by-hand JAX call it is measured against has no Python around it. Watched (`_watched`)."""
         jitted, result = self._jitted, self._result
         if self.jax_arrays:
             def run(inputs):
@@ -206,6 +217,8 @@ class JaxProgram:
                 except BackendError as error:
                     _raise_at_users_line(error)
                 return one(np.asarray(value)[()])
+            if self._quick is not None:
+                return self._quick_runner(one, run)
         else:
             def run(inputs):
                 try:
@@ -213,6 +226,29 @@ class JaxProgram:
                 except BackendError as error:
                     _raise_at_users_line(error)
                 return one(result(value) if hasattr(value, "refuse") else np.asarray(value))
+        return self._watched(run)
+
+    def _quick_runner(self, one, run_watched):
+        """`runner`'s run of a program with a quick form (see `__init__`): the quick program, and `run_watched`
+        (the watched program's run) where it gave up, or where the last watched call ran long. The watched
+        call listens for Ctrl-C from its start: its program may be compiled first (`Watch.run`)."""
+        quick, watch, marker = self._quick, self.facts.watch, self._marker
+
+        def watched(inputs):
+            return watch.run(run_watched, (inputs,), listen=True)
+
+        def run(inputs):
+            if watch.ran_long:  # this call may well run long too: the quick form would only give up
+                return watched(inputs)
+            try:
+                value = np.asarray(quick(*inputs))[()]
+            except BackendError as error:  # from lowering, while JAX traced
+                _raise_at_users_line(error)
+            except KeyboardInterrupt:  # Ctrl-C while the quick program ran (Python's handler raises it here)
+                watch.raise_interrupt(watch.first_loop)
+            if value == marker:  # a loop gave up (or the result is the marker): the watched program answers
+                return watched(inputs)
+            return one(value)
         return run
 
     def _result(self, value):

@@ -1,0 +1,243 @@
+"""The cached call of a ``backend="jax"`` function, each fast path beside the path it shortcuts.
+
+- the shortest path: a call of one JAX array like the last such call runs
+  its trace without building a key (`autoloop.traced_function`); it must
+  select what `short_key` and the full trace key select;
+- the quick program: a program with a watched loop and one scalar result
+  runs a form without the Ctrl-C host call first, which gives up (returns a
+  marker) where a loop would run long; the watched program then answers
+  (`autoloop.backends.jax.interrupts`).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import traceback
+import warnings
+
+import numpy as np
+import pytest
+
+import autoloop as al
+from autoloop.tensor import Tensor
+
+jax = pytest.importorskip("jax",
+                          reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
+jnp = jax.numpy
+
+RETRACING_ON_PURPOSE = pytest.mark.filterwarnings("ignore::autoloop.RetracingWarning")
+
+
+def count_up(n, start):
+    i = n - n
+    while i < n:  # no bound known while compiling: a watched loop
+        i += 1
+    return start + i
+
+
+def count_down(n, start):
+    i = n - n
+    while i < n:
+        i += 1
+    return start - i
+
+
+def collatz(n):
+    steps = n - n
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def program_of(function):
+    (concrete,) = function._traces.values()
+    return concrete.compiled
+
+
+# -- the shortest path -------------------------------------------------------------------------
+@RETRACING_ON_PURPOSE
+def test_one_jax_array_selects_the_trace_of_its_dtype_and_shape_in_any_order():
+    traced = []
+
+    def double(x):
+        traced.append(1)
+        return x * 2
+    f = al.function(double, autograph=False, backend="jax")
+    inputs = [jnp.int32(3), jnp.float32(1.5), jnp.arange(3, dtype=jnp.int32), jnp.ones((2, 2), jnp.float32),
+              jnp.arange(4, dtype=jnp.int32), al.constant(5), np.float32(2.5)]
+    traces = None
+    for order in (inputs, inputs[::-1], inputs[1::2] + inputs[::2], inputs * 2):
+        for x in order:
+            result = f(x)
+            expected = np.asarray(x) * 2
+            assert result.dtype.as_numpy_dtype == expected.dtype
+            np.testing.assert_array_equal(result.numpy(), expected)
+        traces = traces or len(traced)
+        assert len(traced) == traces  # each signature traced once, whatever the order
+    assert traces >= 5 and f.experimental_get_tracing_count() == traces
+
+
+def test_the_shortest_path_gives_what_the_short_and_full_paths_give():
+    f = al.function(collatz, backend="jax")
+    for n in range(1, 60):
+        full = f.get_concrete_function(al.constant(n))(al.constant(n)).numpy()  # the full key, then the trace
+        short = f(al.constant(n)).numpy()  # a Tensor: short_key
+        shortest = f(jnp.int32(n)).numpy()  # one JAX array like the last one
+        assert full == short == shortest == collatz(n)
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_cached_call_on_the_shortest_path_counts_as_a_call_that_did_not_trace():
+    f = al.function(lambda x: x + 1, autograph=False, backend="jax")
+    x = jnp.float32(1)
+    f(x)
+    f(x)  # on the shortest path from here
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", al.RetracingWarning)
+        for value in (1.0, 2.0, 3.0, 4.0):  # four traces in a row
+            f(value)
+        f(x)  # a cached call: the count starts again
+        f(5.0)  # one trace in a row: no warning
+
+
+@RETRACING_ON_PURPOSE
+def test_calls_of_jax_arrays_from_several_threads_get_their_own_results():
+    f = al.function(lambda x: al.reduce_sum(x * x), autograph=False, backend="jax")
+    inputs = [jnp.arange(n, dtype=dtype) for n in (1, 3, 5) for dtype in (jnp.int32, jnp.float32)]
+    expected = [np.sum(np.asarray(x) ** 2, dtype=x.dtype) for x in inputs]
+    failures, barrier = [], threading.Barrier(4)
+
+    def worker(seed):
+        barrier.wait()
+        order = np.random.default_rng(seed).permutation(len(inputs))
+        for _ in range(30):
+            for i in order:
+                got = f(inputs[i]).numpy()
+                if got != expected[i] or got.dtype != expected[i].dtype:
+                    failures.append((i, got))
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_a_numpy_function_called_on_jax_arrays_keeps_taking_the_full_path():
+    f = al.function(lambda x: x * 3, autograph=False)
+    for _ in range(3):
+        assert f(jnp.int32(2)).numpy() == 6 and f(jnp.float32(0.5)).numpy() == 1.5
+
+
+def test_of_value_makes_the_tensor_that_init_makes():
+    value = np.float32(2.5)
+    made, by_init = Tensor.of_value(value), Tensor(value)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__":
+            assert getattr(made, slot) is getattr(by_init, slot) or getattr(made, slot) == getattr(by_init, slot), slot
+
+
+# -- the quick program ---------------------------------------------------------------------------
+def test_a_short_loop_runs_the_quick_program_and_a_long_one_the_watched_program():
+    f = al.function(count_up, backend="jax")
+    assert f(al.constant(10), al.constant(0)).numpy() == 10
+    program = program_of(f)
+    assert program._quick is not None and not program.facts.watch.ran_long
+    assert program._quick._cache_size() == 1 and program._jitted._cache_size() == 0  # the watched one: never run
+    long = 3 * (1 << 22)  # past any loop's first countdown
+    assert f(al.constant(long), al.constant(0)).numpy() == long  # gave up, then watched
+    assert program.facts.watch.ran_long  # the next call goes to the watched program directly
+    assert f(al.constant(7), al.constant(0)).numpy() == 7
+    assert not program.facts.watch.ran_long  # that one was short: the quick program again
+    assert f(al.constant(long), al.constant(1)).numpy() == long + 1
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.float32, np.float64])
+def test_a_result_equal_to_the_marker_is_the_true_result(dtype):
+    from autoloop.backends.jax.interrupts import give_up_marker
+    marker = give_up_marker(dtype)
+    f = al.function(count_down, backend="jax")
+    signed = np.dtype(dtype).kind == "i"
+    start = marker + dtype(3) if signed else marker  # the loop runs 3 times, or not at all
+    n = np.asarray(3 if signed else 0, dtype)
+    result = f(al.constant(n), al.constant(np.asarray(start, dtype))).numpy()
+    assert result.dtype == dtype and result == marker
+    assert np.asarray(result).tobytes() == np.asarray(marker).tobytes()
+
+
+def test_give_up_markers():
+    from autoloop.backends.jax.interrupts import give_up_marker
+    assert give_up_marker(np.int32) == np.int32(-2**31) and give_up_marker(np.uint16) == np.uint16(2**16 - 1)
+    assert np.float32(np.finfo(np.float32).min) < give_up_marker(np.float32) < 0
+    assert give_up_marker(np.bool_) is None and give_up_marker(np.complex64) is None
+
+
+@pytest.mark.parametrize("kind", ["bool result", "vector result", "two results", "jax_arrays"])
+def test_programs_without_a_quick_form_run_the_watched_program(kind):
+    def loop(n):
+        i = n - n
+        while i < n:
+            i += 1
+        return {"bool result": lambda: i > 2, "vector result": lambda: al.stack([i, i]),
+                "two results": lambda: (i, i + 1), "jax_arrays": lambda: i}[kind]()
+    f = al.function(loop, backend="jax", jax_arrays=kind == "jax_arrays")
+    expected = {"bool result": True, "vector result": [5, 5], "two results": (5, 6), "jax_arrays": 5}[kind]
+    for _ in range(2):
+        result = f(al.constant(5))
+        got = [np.asarray(getattr(r, "numpy", lambda r=r: r)()) for r in result] if kind == "two results" else \
+            np.asarray(getattr(result, "numpy", lambda: result)())
+        np.testing.assert_array_equal(got, expected)
+    assert program_of(f)._quick is None
+
+
+def test_the_quick_and_watched_programs_agree():
+    f = al.function(collatz, backend="jax")
+    f(jnp.int32(1))
+    watch = program_of(f).facts.watch
+    for n in range(1, 120):
+        quick = f(jnp.int32(n)).numpy()
+        watch.ran_long = True  # the next call runs the watched program
+        watched = f(jnp.int32(n)).numpy()
+        assert quick == watched == collatz(n)
+
+
+def test_ctrl_c_while_the_quick_program_runs_is_raised_from_the_loop_line():
+    f = al.function(count_up, backend="jax")
+    concrete = f.get_concrete_function(al.constant(1), al.constant(0))
+
+    def interrupted(*inputs):
+        raise KeyboardInterrupt  # what Python's handler raises when the quick program returns
+    concrete.compiled._quick = interrupted
+    with pytest.raises(KeyboardInterrupt) as caught:
+        f(al.constant(1), al.constant(0))
+    line = count_up.__code__.co_firstlineno + 2
+    assert caught.value.autoloop_location == (__file__, line)
+    frame = traceback.extract_tb(caught.value.__traceback__)[-1]
+    assert (frame.filename, frame.lineno) == (__file__, line)
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
+def test_a_watched_call_after_the_quick_one_gave_up_listens_from_its_start():
+    f = al.function(count_up, backend="jax")
+    program = f.get_concrete_function(al.constant(1), al.constant(0)).compiled
+    jitted, handlers = program._jitted, []
+
+    def gave_up(*inputs):
+        return program._marker
+
+    def watched(*inputs):  # where the watched program would be compiled first
+        handlers.append(signal.getsignal(signal.SIGINT))
+        signal.raise_signal(signal.SIGINT)  # noted, not raised: a compile here goes on undisturbed
+        return jitted(*inputs)
+    program._quick, program._jitted = gave_up, watched
+    with pytest.raises(KeyboardInterrupt) as caught:
+        f(al.constant(1), al.constant(0))
+    assert handlers == [program.facts.watch._note]
+    assert caught.value.autoloop_location == program.facts.watch.first_loop
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
