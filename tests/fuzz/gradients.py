@@ -164,9 +164,22 @@ def tensors(program: Program):
 
 
 def run_gradients(program: Program, runs=RUNS, timeout_s=runner.TIMEOUT_S) -> Outcome:
-    """The eager tape (the oracle, itself checked against finite differences) and each traced run."""
-    eager_fn = runner.load(program.source, "gradient_of")
-    expected = runner._call(eager_fn, tensors(program), timeout_s)
+    """The eager tape (the oracle, itself checked against finite differences) and each traced run.
+
+    Runs of one source share its loaded ``gradient_of``, as one user's
+    function would be shared (so ``numpy`` and ``jax`` convert it once), and
+    runs of one source on one backend share its `autoloop.function`: a
+    program without loops is the same program checkpointed, so its
+    checkpoint run is a second call of the same function (its cached trace
+    and XLA executable, not a second compilation of the same graph).
+    """
+    loaded, functions = {}, {}
+
+    def gradient_of(source):
+        if source not in loaded:
+            loaded[source] = runner.load(source, "gradient_of")
+        return loaded[source]
+    expected = runner._call(gradient_of(program.source), tensors(program), timeout_s)
     outcomes = []
     for run in runs:
         if run == "eager tape":
@@ -174,9 +187,11 @@ def run_gradients(program: Program, runs=RUNS, timeout_s=runner.TIMEOUT_S) -> Ou
             continue
         backend, _, checkpoint = run.partition(" ")
         source = checkpointed(program) if checkpoint else program.source
-        function = al.function(runner.load(source, "gradient_of"), backend=backend)
+        if (source, backend) not in functions:
+            functions[source, backend] = al.function(gradient_of(source), backend=backend)
         limit = max(timeout_s, runner.JAX_TIMEOUT_S) if backend == "jax" else timeout_s
-        outcomes.append(_against_tape(run, expected, runner._call(function, tensors(program), limit)))
+        result = runner._call(functions[source, backend], tensors(program), limit)
+        outcomes.append(_against_tape(run, expected, result))
     return Outcome(program, expected, outcomes)
 
 

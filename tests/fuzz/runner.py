@@ -268,10 +268,12 @@ def run_program(program: Program, modes=MODES, source=None, timeout_s=TIMEOUT_S)
     function = load(source)
     # A program that makes tensors itself (al.stack) may have tensor conditions on Python arguments.
     makes_tensors = "al." in source
+    configured = None  # the object runs share one loaded ``configured`` (converted once), each its own Function
     outcomes = []
     for mode in modes:
         if mode in OBJECT_RUNS:
-            outcomes.append(run_with_config(source, program, mode, expected, timeout_s))
+            configured = configured or load(source + CONFIGURED, "configured")
+            outcomes.append(run_with_config(source, program, mode, expected, timeout_s, configured))
         else:
             outcomes.append(classify(expected, run_mode(function, program, mode, timeout_s), mode, makes_tensors))
     return Outcome(program, expected, outcomes)
@@ -316,14 +318,16 @@ def configured(a, config):
 """
 
 
-def run_with_config(source: str, program: Program, mode: str, expected: Result, timeout_s=TIMEOUT_S):
+def run_with_config(source: str, program: Program, mode: str, expected: Result, timeout_s=TIMEOUT_S,
+                    configured=None):
     """The object mode: ``generated(a, config.b, config.xs)`` traced, ``a`` a tensor, ``b`` a Python
     int and ``xs`` a tensor in a config of kind `mode`, called on the program's values, then on a
     changed config (``b + 1`` and ``xs`` reversed: the same shape), then on the first values again;
-    the worst of the three against plain Python's results."""
+    the worst of the three against plain Python's results. `configured`: ``configured`` loaded from
+    `source` (loaded here if not given); it is wrapped in a new `autoloop.function`, so no trace is shared."""
     a, b, xs = program.args
     python = load(source)
-    function = al.function(load(source + CONFIGURED, "configured"))
+    function = al.function(configured or load(source + CONFIGURED, "configured"))
     config = CONFIGS[mode](b, al.constant(xs, dtype=al.int32))
     first = classify(expected, _call(function, (al.constant(a), config), timeout_s), mode, True)
     changed = (b + 1, list(reversed(xs)))

@@ -178,3 +178,28 @@ def test_the_gradient_mode_checks_the_tape_against_finite_differences(monkeypatc
     right_rule = sin.gradient
     monkeypatch.setattr(sin, "gradient", lambda *args, **kwargs: [2 * g for g in right_rule(*args, **kwargs)])
     assert [m.kind for m in gradients.run_gradients(program, ("numpy", "eager tape")).modes] == [OK, WRONG]
+
+
+def test_a_gradient_program_without_loops_is_traced_once_for_both_of_its_runs(monkeypatch):
+    # Checkpointing changes only loops: without any, the checkpoint run calls the same function again
+    # (its cached trace), and with one it gets a function and a trace of its own.
+    made = []
+    real_function = al.function
+
+    def recording(*args, **kwargs):
+        made.append(real_function(*args, **kwargs))
+        return made[-1]
+    monkeypatch.setattr(al, "function", recording)
+    straight = "def generated(a, b, xs):\n    return al.sin(a) * b + al.reduce_sum(xs * xs)\n"
+    looped = ("def generated(a, b, xs):\n    c = a\n    for v in xs:\n        c = al.sin(c) * v\n"
+              "    return c * b\n")
+    # `checkpointed` regenerates a generated program: for these, the option first in the loop body
+    monkeypatch.setattr(gradients, "checkpointed", lambda p: p.source.replace(
+        "    for v in xs:\n", f"    for v in xs:\n        {gradients.CHECKPOINT}\n"))
+    for source, functions in ((straight, 1), (looped, 2)):
+        made.clear()
+        program = Program(source + gradients.GRADIENT_OF, seed=0, index=0, args=(0.3, -0.7, [0.5, 1.5]), mixed=())
+        outcome = gradients.run_gradients(program, ("numpy", "numpy checkpoint"))
+        assert [m.kind for m in outcome.modes] == [OK, OK]
+        assert len(made) == functions
+        assert sum(f.experimental_get_tracing_count() for f in made) == functions
