@@ -77,7 +77,9 @@ class HeldBack(TracedUnboundError):
         self.exception = exception
         self.location = location
 
-    HELD = (LookupError, ArithmeticError)  # what data-dependent Python code raises
+    # what data-dependent Python code raises (an unbound read: a name only a handler or a path Python
+    # did not take assigned, read where no `al__.read` check stands)
+    HELD = (LookupError, ArithmeticError, UnboundLocalError)
 
     @classmethod
     def of(cls, error):

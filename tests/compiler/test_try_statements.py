@@ -609,3 +609,65 @@ def test_a_maybe_unbound_read_inside_a_try_whose_finally_returns_is_refused_not_
     with pytest.raises(NotImplementedError, match=r"the read of 'i1', which may be unbound when the graph runs, .* "
                                                   r"within the try statement at line \d+: .*a jump in its finally"):
         al.function(f)(al.constant(0))
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_a_return_out_of_a_finally_block_cancelled_by_an_inner_finally_leaves_the_pending_return(n):
+    # fuzzer seed 211, program 171: the inner finally's break cancels `return k` (which would have left
+    # the outer finally block), so the outer block ends normally and the try's `return b` stands
+    function = make_function("""
+        def f(n):
+            try:
+                return 'try'
+            finally:
+                k = 0
+                while k < n:
+                    k += 1
+                    try:
+                        return k
+                    except ValueError:
+                        pass
+                    finally:
+                        break
+            return 'end'
+        """, "f")
+    assert function(n) == 'try'
+    assert conversion.convert(function)(n) == 'try'
+    traced = make_function("""
+        def f(b, n):
+            try:
+                return b
+            finally:
+                k = 0
+                while k < n:
+                    k += 1
+                    try:
+                        return k
+                    except ValueError:
+                        pass
+                    finally:
+                        break
+            return -1
+        """, "f")
+    check(traced, 6, n, static=(1,))  # b a tensor, traced (a try/except under a graph loop is refused)
+
+
+def test_an_unbound_read_in_a_graph_branch_that_does_not_run_is_held_back():
+    # fuzzer seed 215, program 175: the helper reads a name only its except handler assigns; under a
+    # tensor condition that is false, Python never calls it
+    def helper(x):
+        try:
+            z = x
+        except ValueError:
+            q = 1
+        return q + z
+
+    function = make_function("""
+        def f(x):
+            if x > 100:
+                return helper(x)
+            return x + 1
+        """, "f", {"helper": helper})
+    check(function, 1)
+    with pytest.raises(UnboundLocalError, match="'q'"):
+        al.function(function)(al.constant(200))

@@ -217,7 +217,13 @@ def _cleared(pending, ctx):
 
 
 def _flags_set(statements, ctx) -> set:
-    """Jump flags that `statements` may set (``break_ = True``), nested functions excluded."""
+    """Jump flags that `statements` may set (``break_ = True``), nested functions excluded.
+
+    An enclosing ``finally`` block's own flag counts too (its marker, or ``finally_jumped = True`` once
+    replaced): a ``return`` that leaves that block from inside this ``try`` is cancelled with the
+    other jumps when this ``try``'s ``finally`` block jumps or a handler catches an error, and then it
+    did not leave the block."""
+    finally_flags = set(ctx.finally_flags.values())
     found = set()
     stack = list(statements)
     while stack:
@@ -225,9 +231,12 @@ def _flags_set(statements, ctx) -> set:
         if isinstance(node, SCOPE_NODES):
             continue
         if (isinstance(node, gast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], gast.Name) and node.targets[0].id in ctx.jump_flags
+                and isinstance(node.targets[0], gast.Name)
+                and (node.targets[0].id in ctx.jump_flags or node.targets[0].id in finally_flags)
                 and isinstance(node.value, gast.Constant) and node.value.value is True):
             found.add(node.targets[0].id)
+        if isinstance(node, gast.Expr) and isinstance(node.value, gast.Name) and node.value.id in finally_flags:
+            found.add(node.value.id)  # a marker, `flag = True` once replaced
         stack.extend(gast.iter_child_nodes(node))
     return found
 
