@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -98,3 +99,60 @@ def test_the_command_line_prints_one_line_and_exits_130_on_jax(tmp_path):
                                                    "--backend", "jax"], delay=0.5, source=printing)
     assert code == 130 and waited < 3
     assert err == "autoloop: interrupted while the graph ran, at endless.py:6\n"
+
+
+def _on_a_device_thread(watch, location):
+    """Run `watch`'s host call as a GPU runs it: on another thread, while the main thread waits where Python's
+    handlers never run (SIGINT blocked in it, so no system call there is interrupted); the Ctrl-C arrives on
+    that other thread just before the host call. Returns the host call's answer."""
+    answers = []
+
+    def device_thread():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        answers.append(watch.ask(location, 10, -1))
+
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        thread = threading.Thread(target=device_thread)
+        thread.start()
+        thread.join()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return answers[0]
+
+
+def test_a_host_call_off_the_main_thread_hears_ctrl_c_before_pythons_handler_runs():
+    from autoloop.backends.jax.interrupts import Watch
+    watch, loop = Watch(("f.py", 3)), ("f.py", 5)
+    answers = []
+    with pytest.raises(KeyboardInterrupt) as caught:
+        watch.run(lambda: answers.append(_on_a_device_thread(watch, loop)), (), listen=True)
+    assert bool(answers[0][0])  # the host call told the loop to stop
+    assert caught.value.autoloop_location == loop
+    assert watch.listen_first  # its host calls run off the main thread: later calls listen from their start
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and signal.set_wakeup_fd(-1) == -1
+    assert watch.run(lambda: 7, ()) == 7  # and the next call, listening from its start, runs
+
+
+def test_the_wakeup_descriptor_is_given_back_with_the_signals_the_call_did_not_consume():
+    from autoloop.backends.jax.interrupts import Watch
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)  # an event loop's, say
+    previous = signal.signal(signal.SIGUSR1, lambda *_: None)
+    try:
+        watch = Watch(("f.py", 3))
+
+        def call():
+            signal.raise_signal(signal.SIGUSR1)
+            return watch.ask(("f.py", 5), 10, -1)
+
+        assert not bool(watch.run(call, (), listen=True)[0])  # not a Ctrl-C
+        assert signal.set_wakeup_fd(-1) == write_end  # given back
+        assert os.read(read_end, 16) == bytes([signal.SIGUSR1])  # and told of the signal it missed
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        signal.set_wakeup_fd(-1)
+        os.close(read_end)
+        os.close(write_end)

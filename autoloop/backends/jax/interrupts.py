@@ -12,8 +12,13 @@ carries a countdown, and when it reaches zero it calls the host
   the call returns, by one that only notes the Ctrl-C; a later host call
   sees the note. (A Ctrl-C before that first call reaches Python's own
   handler inside JAX's callback and fails the call; it is reported the same
-  way. Where host calls run on another thread, on some devices, the handler
-  cannot be replaced and a Ctrl-C is seen when the call returns.)
+  way.) On a GPU the host calls run on a thread of the device's, while the
+  main thread waits inside JAX, where Python's handlers never run: there the
+  watch takes Ctrl-C from the call's start (`Watch.run`), and a host call
+  learns of it from the signal's *wakeup byte* (`signal.set_wakeup_fd`),
+  which the interpreter writes the moment the signal arrives, on any thread;
+  a watch whose host call ran on another thread takes Ctrl-C from the start
+  of every later call, whatever the device;
 - a Ctrl-C fails the loop's site in the error state (`autoloop.backends.jax.
   checks`), so that loop and every loop around it stop at once and nothing
   after them runs; the host then raises `KeyboardInterrupt` from the user's
@@ -49,7 +54,9 @@ directly, so a long loop does not pay for its quick form each time.
 from __future__ import annotations
 
 import functools
+import os
 import signal
+import threading
 import time
 
 import numpy as np
@@ -115,12 +122,16 @@ class Watch:
     the host at all (ran past a loop's first countdown)."""
 
     def __init__(self, first_loop):
+        import jax
         self.first_loop = first_loop  # the line blamed when Ctrl-C came before any loop asked
         self.stopped_at = None
         self.ran_long = False
+        # Take Ctrl-C from each call's start: where host calls run off the main thread (a GPU's do), the first
+        # host call is too late to replace Python's handler.
+        self.listen_first = jax.default_backend() != "cpu"
         self._interrupted = False
         self._previous = None  # the SIGINT handler replaced while a call runs, if any
-        import jax
+        self._wakeup = None  # the wakeup descriptor replaced while a call runs (`WakeupBytes.take`), if any
         self._runtime_error = jax.errors.JaxRuntimeError
 
     def run(self, call, inputs, listen=False):
@@ -129,7 +140,7 @@ class Watch:
         that may compile its program first, since a Ctrl-C that Python's handler raises while JAX compiles
         may be lost in its clean-up (a weak reference's callback prints it and goes on)."""
         self.stopped_at, self._interrupted, self.ran_long = None, False, False
-        if listen:
+        if listen or self.listen_first:
             self._listen()
         try:
             outputs = call(*inputs)
@@ -144,8 +155,9 @@ class Watch:
             self.stopped_at = self.stopped_at or getattr(interrupt, "autoloop_location", None)
         finally:
             if self._previous is not None:
+                WAKEUP.give_back(self._wakeup)
                 signal.signal(signal.SIGINT, self._previous)
-                self._previous = None
+                self._previous = self._wakeup = None
         if not self._interrupted:
             return outputs
         self.raise_interrupt(self.stopped_at or self.first_loop)  # also a Ctrl-C after the last host call
@@ -163,18 +175,22 @@ class Watch:
     def _listen(self) -> None:
         """Take Ctrl-C for this call (the first host call does, in the main thread, if Python's default
         handler has it): the loops then stop, and `run` raises."""
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may replace Python's handler
         if self._previous is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            try:
-                self._previous = signal.signal(signal.SIGINT, self._note)
-            except ValueError:  # not the main thread (a device's callback thread): Python's handler stays
-                pass
+            self._previous = signal.signal(signal.SIGINT, self._note)
+            self._wakeup = WAKEUP.take()
 
     def ask(self, location, countdown, stamp):
         """The host call of the loop at `location`: ``(interrupted, next countdown, time in ms)``."""
         self.ran_long = True
+        if threading.current_thread() is not threading.main_thread():
+            self.listen_first = True  # host calls run off the main thread here: later calls listen from the start
         try:
             self._listen()
             now = np.int32(int(time.monotonic() * 1000) & 0x7FFFFFFF)
+            if self._previous is not None and not self._interrupted:
+                self._interrupted = WAKEUP.heard_ctrl_c()  # Python's handler may not have run yet
             if not self._interrupted:
                 countdown = int(countdown)
                 if stamp >= 0:
@@ -186,6 +202,59 @@ class Watch:
             self._interrupted = True
         self.stopped_at = self.stopped_at or location  # the first loop to hear it: the innermost running
         return np.bool_(True), np.int32(1), np.int32(0)
+
+
+class WakeupBytes:
+    """The process's pipe for `signal.set_wakeup_fd`: while a watched call listens, the interpreter writes a
+    byte for each signal into it as the signal arrives, whichever thread is running, before Python's
+    handler runs (in the main thread, once it runs Python again). A host call on another thread reads it.
+
+    `take` (main thread) points the wakeup descriptor at the pipe and returns the one it replaced (-1 if
+    none), `give_back` restores that one and passes on the bytes of signals the call did not consume,
+    `heard_ctrl_c` reads what came meanwhile, from any thread."""
+
+    def __init__(self):
+        self._pipe = None
+        self._unread = bytearray()  # bytes of signals other than SIGINT, for the descriptor given back
+        self._lock = threading.Lock()
+
+    def take(self) -> int:
+        if self._pipe is None:
+            self._pipe = os.pipe()
+            for end in self._pipe:
+                os.set_blocking(end, False)
+        self._drain()  # bytes of signals from before this call
+        self._unread.clear()
+        return signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
+
+    def give_back(self, previous: int) -> None:
+        signal.set_wakeup_fd(previous)
+        unread = bytes(self._unread) + self._drain()
+        if previous >= 0 and unread:
+            try:  # an event loop that had the descriptor learns of the signals as if it had kept it
+                os.write(previous, unread)
+            except OSError:
+                pass
+
+    def heard_ctrl_c(self) -> bool:
+        with self._lock:
+            heard = self._drain()
+            self._unread += heard.replace(bytes([signal.SIGINT]), b"")
+        return signal.SIGINT in heard
+
+    def _drain(self) -> bytes:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self._pipe[0], 512)
+            except BlockingIOError:
+                return b"".join(chunks)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+WAKEUP = WakeupBytes()
 
 
 def watched_loop(lowering, node, cond_fn, body_fn, carry):
