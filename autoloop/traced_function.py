@@ -136,7 +136,7 @@ class Function:
                 # tracing calls in a row is 0 already.
                 return last[2]((first,))
             if first is not _NO_ARGUMENT:
-                args = (first, *args)
+                args = (first,) + args if args else (first,)
             if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
                 if context.current_graph() is not None:
                     if self.backend != "numpy":
