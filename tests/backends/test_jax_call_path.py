@@ -165,6 +165,9 @@ def test_the_shortest_path_takes_one_positional_argument_only_and_others_take_th
         with pytest.raises(TypeError, match=r"scale\(\): multiple values for argument 'x'"):
             f(x, x=x)
         assert f.experimental_get_tracing_count() == 5  # (x), factor 3, 4 and 5, an offset
+        # Parameters named as Function.__call__'s own are the function's: its first argument is positional-only
+        g = al.function(lambda first, self=1: first * self, autograph=False, backend=backend)
+        assert g(first=x, self=2).numpy() == 6 and g(x, self=3).numpy() == 9 and g(x).numpy() == 3
 
 
 def test_the_shortest_path_steps_aside_while_functions_run_eagerly():
