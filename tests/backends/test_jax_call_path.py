@@ -127,6 +127,37 @@ def test_calls_of_jax_arrays_from_several_threads_get_their_own_results():
     for thread in threads:
         thread.join()
     assert failures == []
+    assert f.experimental_get_tracing_count() == len(inputs)  # each signature traced once
+
+
+@RETRACING_ON_PURPOSE
+def test_threads_mixing_the_shortest_path_with_python_values_and_mutated_objects():
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+    def scaled(x, scale=None, offset=0):
+        return x * (1 if scale is None else scale.factor) + offset
+
+    f = al.function(scaled, autograph=False, backend="jax")
+    failures, barrier = [], threading.Barrier(3)
+
+    def worker(seed):
+        x, scale = jnp.int32(seed + 1), Scale(1)
+        barrier.wait()
+        for step in range(12):
+            checks = [(f(x), seed + 1),  # one JAX array: the shortest path once it is this thread's
+                      (f(x, None, step % 3), seed + 1 + step % 3),  # a Python value: a trace per value
+                      (f(x, scale), (seed + 1) * scale.factor)]  # an object: keyed by a snapshot of it
+            scale.factor = step % 4 + 1  # mutated: the next call must not get the old trace
+            failures.extend((seed, step, got.numpy(), want) for got, want in checks if got.numpy() != want)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
 
 
 @RETRACING_ON_PURPOSE
