@@ -54,6 +54,15 @@ def collatz(n):
     return steps
 
 
+def run_in_threads(worker, count):
+    """``worker(seed)`` for seeds 0..count-1, each in its own thread, all joined."""
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def program_of(function):
     (concrete,) = function._traces.values()
     return concrete.compiled
@@ -121,11 +130,7 @@ def test_calls_of_jax_arrays_from_several_threads_get_their_own_results():
                 if got != expected[i] or got.dtype != expected[i].dtype:
                     failures.append((i, got))
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_in_threads(worker, 4)
     assert failures == []
     assert f.experimental_get_tracing_count() == len(inputs)  # each signature traced once
 
@@ -152,11 +157,7 @@ def test_threads_mixing_the_shortest_path_with_python_values_and_mutated_objects
             scale.factor = step % 4 + 1  # mutated: the next call must not get the old trace
             failures.extend((seed, step, got.numpy(), want) for got, want in checks if got.numpy() != want)
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_in_threads(worker, 3)
     assert failures == []
 
 
