@@ -58,6 +58,8 @@ class RetracingWarning(UserWarning):
 
 
 RETRACING_WARNING_THRESHOLD = 5  # tracing calls in a row, as TensorFlow's warning counts them
+_NO_ARGUMENT = object()  # a call without positional arguments (`Function.__call__`)
+_NO_DEVICE_CALL = (None, None, None)  # no shortest path (`Function._last_device_call`): no argument's type is None
 
 
 class Function:
@@ -92,9 +94,9 @@ class Function:
         # The types of the backend's own arrays (JAX's) that calls passed, which the short path then takes
         # as they are: found in calls, so that naming them never imports the backend's package.
         self._device_array_types: frozenset = frozenset()
-        # The shortest path: (type, abstract value, run_flat) of the last short-path call of one device array;
-        # a call of one array of that type whose abstract value is that very object runs it (see `__call__`).
-        self._last_device_call: tuple = (None, None, None)
+        # The shortest path: (type, abstract value, run_flat) of the last short-path call of one device array
+        # (no type until then); a call of one array of that type whose abstract value is that very object runs it.
+        self._last_device_call: tuple = _NO_DEVICE_CALL
         self._trace_lock = threading.RLock()  # re-entrant: a trace may ask for another concrete function
         self._tracing_count = 0
         self._tracing_calls_in_a_row = 0
@@ -122,29 +124,31 @@ class Function:
             self._converted = convert(self.python_function)
         return self._converted
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, first: Any = _NO_ARGUMENT, /, *args: Any, **kwargs: Any) -> Any:
+        # The first argument comes apart from the others: a call of one argument then makes no tuple of them.
         try:
+            last = self._last_device_call
+            if type(first) is last[0] and not args and not kwargs and not _BUSY[0] and first.aval is last[1]:
+                # The shortest path, a call of one device array like the last such call: `short_key` would give the
+                # key ``(first.aval,)`` (abstract values are compared by identity here, which implies equality), so
+                # `_fast_runs` would give the same run_flat. A new abstract value object only takes the short path.
+                # No trace was made since `last` was kept (a trace drops it: `_count_call`), so the count of
+                # tracing calls in a row is 0 already.
+                return last[2]((first,))
+            if first is not _NO_ARGUMENT:
+                args = (first,) + args if args else (first,)
             if _BUSY[0]:  # a graph is built, a tape records or functions run eagerly (see `context.BUSY`)
                 if context.current_graph() is not None:
                     if self.backend != "numpy":
                         _refuse_session_graph(self, context.current_graph())
                     if context.current_graph().tf1_style:  # a TF1 graph's top level: run as TF runs a call op
                         v1_graph = sys.modules["autoloop.compat.v1.graph"]
-                        return v1_graph.call_as_one_op(lambda: self._target(*args, **kwargs))
+                        return v1_graph.call_as_one_op(functools.partial(self._target, *args, **kwargs))
                     return self._target(*args, **kwargs)  # called while tracing: inline
                 if config.functions_run_eagerly():
                     return self._call_eagerly(args, kwargs)
                 if recording.anywhere() and recording.active():
                     return self._call_recorded(args, kwargs)
-            if self._device_array_types and len(args) == 1 and not kwargs:  # (a set only on backend='jax')
-                # The shortest path, a call of one device array like the last such call: `short_key` would give
-                # the key ``(arg.aval,)`` (abstract values are compared by identity here, which implies equality),
-                # so `_fast_runs` would give the same run_flat. A new abstract value object only takes the short path.
-                last = self._last_device_call
-                if type(args[0]) is last[0] and args[0].aval is last[1]:
-                    if self._tracing_calls_in_a_row:
-                        self._tracing_calls_in_a_row = 0
-                    return last[2](args)
             fast_key = None
             fast_runs = self._fast_runs
             if fast_runs is not None and not kwargs:
@@ -173,8 +177,9 @@ class Function:
 
     def _remember_device_call(self, args, fast_key, run_flat) -> None:
         """Keep a short-path call of one device array for the shortest path (`__call__`): its key is the
-        array's abstract value, ``(args[0].aval,)``."""
-        if len(args) != 1 or type(args[0]) not in self._device_array_types:
+        array's abstract value, ``(args[0].aval,)``. Kept only where the count of tracing calls in a row is 0
+        (the shortest path never resets it)."""
+        if len(args) != 1 or type(args[0]) not in self._device_array_types or self._tracing_calls_in_a_row:
             return
         if fast_key[0] is not self._last_device_call[1]:
             self._last_device_call = (type(args[0]), fast_key[0], run_flat)
@@ -263,6 +268,7 @@ class Function:
             self._tracing_calls_in_a_row = 0
             return
         self._tracing_calls_in_a_row += 1
+        self._last_device_call = _NO_DEVICE_CALL  # its calls would not reset the count (see `__call__`)
         if self._tracing_calls_in_a_row >= RETRACING_WARNING_THRESHOLD and not self._warned_about_retracing:
             self._warned_about_retracing = True
             warnings.warn(

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_jax.py              # full sizes (W1–W4 of bench_loops)
     python benchmarks/bench_jax.py --quick      # small sizes, few rounds: a smoke run, not a measurement
+    python benchmarks/bench_jax.py --part steady --workloads W2 --rounds 30   # one workload's steady state
 
 Workloads (bench_loops' W1–W4): W1 ``sum_square`` n = 100,000; W2 ``collatz(27)``
 called 200 times; W3 RNN d = 64, T = 1,000; W4 ``m = m @ w``, 512², 20 steps.
@@ -195,12 +196,12 @@ def _cold_sample(key: str, mode: str, implementation: str) -> float:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure_cold(mode: str, rounds: int, progress=None) -> dict:
-    """{workload: {"by hand": Spread, "autoloop, backend=jax": Spread, "ratio": Spread}}."""
+def measure_cold(mode: str, rounds: int, progress=None, keys=None) -> dict:
+    """{workload: {"by hand": Spread, "autoloop, backend=jax": Spread, "ratio": Spread}} of `keys` (all by default)."""
     results = {}
     for implementation in ("hand", "autoloop"):
         _cold_sample("W1", mode, implementation)  # discarded: writes the bytecode of what the first call imports
-    for key in SIZES[mode]:
+    for key in keys or SIZES[mode]:
         hand, ours = [], []
         for round_ in range(rounds):
             order = ("hand", "autoloop") if round_ % 2 == 0 else ("autoloop", "hand")
@@ -238,17 +239,19 @@ def cold_table(results: dict, sizes: dict) -> str:
                            "autoloop / by hand"], rows)
 
 
-def tables(quick: bool, rounds: int, cold_rounds: int, parts=("steady", "cold"), progress=None) -> list[str]:
-    """The markdown lines of the steady-state and cold-call tables (what README shows)."""
+def tables(quick: bool, rounds: int, cold_rounds: int, parts=("steady", "cold"), progress=None,
+           workloads=None) -> list[str]:
+    """The markdown lines of the steady-state and cold-call tables (what README shows), of `workloads` (all
+    by default)."""
     mode = "quick" if quick else "full"
-    sizes = SIZES[mode]
+    sizes = {key: size for key, size in SIZES[mode].items() if workloads is None or key in workloads}
     lines = []
     if "steady" in parts:
         lines += ["Steady state (one run of the workload; ratio to by hand within a round, median (min–max)):",
                   "", steady_table(measure_steady(sizes, rounds, progress), sizes), ""]
     if "cold" in parts:
         lines += [f"Cold first call, each in a fresh process ({cold_rounds} rounds; median (min–max)):", "",
-                  cold_table(measure_cold(mode, cold_rounds, progress), sizes), ""]
+                  cold_table(measure_cold(mode, cold_rounds, progress, list(sizes)), sizes), ""]
     return lines
 
 
@@ -260,13 +263,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("steady", "cold", "both"), default="both", help="what to measure")
     parser.add_argument("--cold-rounds", type=int, default=9, help="fresh processes per implementation and workload")
+    parser.add_argument("--workloads", nargs="+", choices=tuple(TITLES), help="measure these only (default: all)")
     args = command_line(__doc__, argv, "small sizes and few rounds: a smoke run", rounds=15, parser=parser)
     if optional("jax") is None:
         print("jax is not installed (pip install 'autoloop[jax]'): nothing to compare", file=sys.stderr)
         return 0
     parts = ("steady", "cold") if args.part == "both" else (args.part,)
     lines = tables(args.quick, 2 if args.quick else args.rounds, 1 if args.quick else args.cold_rounds, parts,
-                   progress=lambda line: print(line, file=sys.stderr))
+                   progress=lambda line: print(line, file=sys.stderr), workloads=args.workloads)
     print("\n".join(["```", *environment(), "```", ""] + lines))
     return 0
 

@@ -36,3 +36,13 @@ def test_a_quick_steady_run_checks_results_and_makes_the_table(bench_jax):
 def test_a_cold_first_call_runs_in_a_fresh_process(bench_jax):
     seconds = bench_jax._cold_sample("W1", "quick", "autoloop")
     assert 0 < seconds < 60
+
+
+def test_the_layers_of_a_cached_call_check_their_results_and_make_the_table(bench_jax):
+    import bench_jax_call
+    groups = bench_jax_call.layers()  # each layer's result checked against collatz(27)
+    table = bench_jax_call.table(groups, bench_jax_call.measure(groups, rounds=2, calls=2))
+    for row in ("| by hand: np.asarray(jitted(x)) | ", "| the program by hand | ", "| the Function call: f(x).numpy() | ",
+                "| the watched program by hand | ", "| the Function call: f(x).block_until_ready() | "):
+        assert row in table, row
+    assert table.count("| 1.000x | 1.000x |") == 2  # each group's baseline against itself

@@ -54,6 +54,15 @@ def collatz(n):
     return steps
 
 
+def run_in_threads(worker, count):
+    """``worker(seed)`` for seeds 0..count-1, each in its own thread, all joined."""
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def program_of(function):
     (concrete,) = function._traces.values()
     return concrete.compiled
@@ -121,12 +130,109 @@ def test_calls_of_jax_arrays_from_several_threads_get_their_own_results():
                 if got != expected[i] or got.dtype != expected[i].dtype:
                     failures.append((i, got))
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_in_threads(worker, 4)
     assert failures == []
+    assert f.experimental_get_tracing_count() == len(inputs)  # each signature traced once
+
+
+@RETRACING_ON_PURPOSE
+def test_threads_mixing_the_shortest_path_with_python_values_and_mutated_objects():
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+    def scaled(x, scale=None, offset=0):
+        return x * (1 if scale is None else scale.factor) + offset
+
+    f = al.function(scaled, autograph=False, backend="jax")
+    failures, barrier = [], threading.Barrier(3)
+
+    def worker(seed):
+        x, scale = jnp.int32(seed + 1), Scale(1)
+        barrier.wait()
+        for step in range(12):
+            checks = [(f(x), seed + 1),  # one JAX array: the shortest path once it is this thread's
+                      (f(x, None, step % 3), seed + 1 + step % 3),  # a Python value: a trace per value
+                      (f(x, scale), (seed + 1) * scale.factor)]  # an object: keyed by a snapshot of it
+            scale.factor = step % 4 + 1  # mutated: the next call must not get the old trace
+            failures.extend((seed, step, got.numpy(), want) for got, want in checks if got.numpy() != want)
+
+    run_in_threads(worker, 3)
+    assert failures == []
+
+
+@RETRACING_ON_PURPOSE
+def test_a_trace_drops_the_shortest_path_so_cached_calls_still_end_a_run_of_traces():
+    f = al.function(lambda x: x + 1, autograph=False, backend="jax")
+    x = jnp.float32(1)
+    f(x)
+    f(x)  # the shortest path from here
+    assert f._last_device_call[1] is x.aval
+    f(2.0)  # a trace drops it: a call on it would not end the run of tracing calls
+    assert f._last_device_call[0] is None
+    assert f(x).numpy() == 2.0  # the short path, which ends the run (and keeps the shortest path again)
+    assert f._last_device_call[1] is x.aval
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", al.RetracingWarning)
+        for value in (3.0, 4.0, 5.0, 6.0):  # four traces in a row, after the one before the cached call
+            f(value)
+    with pytest.warns(al.RetracingWarning, match="traced a new graph on each of its last 5 calls"):
+        f(7.0)
+
+
+@RETRACING_ON_PURPOSE
+def test_the_shortest_path_takes_one_positional_argument_only_and_others_take_their_paths():
+    def scale(x, factor=2, offset=None):
+        return x * factor if offset is None else x * factor + offset
+
+    for backend in ("numpy", "jax"):
+        f = al.function(scale, autograph=False, backend=backend)
+        x = jnp.int32(3)
+        for _ in range(3):  # the third call of one JAX array on the shortest path, where there is one
+            assert f(x).numpy() == 6
+            assert f(x, 3).numpy() == 9 and f(x, factor=4).numpy() == 12 and f(x=x, factor=5).numpy() == 15
+            assert f(x, offset=jnp.int32(1)).numpy() == 7 and f(al.constant(3)).numpy() == 6
+        with pytest.raises(TypeError, match=r"scale\(\): missing a required argument: 'x'"):
+            f()
+        with pytest.raises(TypeError, match=r"scale\(\): multiple values for argument 'x'"):
+            f(x, x=x)
+        assert f.experimental_get_tracing_count() == 5  # (x), factor 3, 4 and 5, an offset
+        # Parameters named as Function.__call__'s own are the function's: its first argument is positional-only
+        g = al.function(lambda first, self=1: first * self, autograph=False, backend=backend)
+        assert g(first=x, self=2).numpy() == 6 and g(x, self=3).numpy() == 9 and g(x).numpy() == 3
+
+
+def test_the_shortest_path_steps_aside_while_functions_run_eagerly():
+    calls = []
+
+    def double(x):
+        calls.append(type(x))
+        return x * 2
+    f = al.function(double, autograph=False, backend="jax")
+    x = jnp.int32(4)
+    for _ in range(3):
+        assert f(x).numpy() == 8
+    assert len(calls) == 1 and f._last_device_call[1] is x.aval  # traced once, then the shortest path
+    al.config.run_functions_eagerly(True)
+    try:
+        assert int(f(x)) == 8  # the plain Python function, on the JAX array as given
+    finally:
+        al.config.run_functions_eagerly(False)
+    assert calls[1:] == [type(x)]
+    assert f(x).numpy() == 8 and len(calls) == 2
+
+
+def test_new_arrays_of_a_new_dtype_or_shape_retrace_after_the_shortest_path():
+    f = al.function(collatz, backend="jax")
+    signatures = [jnp.int32(6), jnp.int32(7), jnp.uint8(6), jnp.int16(9), jnp.int32(6) + 1]
+    for _ in range(3):
+        for n in signatures:
+            assert f(n).numpy() == collatz(int(n)) and f(n).dtype.as_numpy_dtype == np.asarray(n).dtype
+    assert f.experimental_get_tracing_count() == 3  # int32, uint8 and int16
+    f2 = al.function(lambda v: al.reduce_sum(v), autograph=False, backend="jax")
+    for v in (jnp.arange(3), jnp.arange(4), jnp.arange(3.0), jnp.ones((2, 2))) * 2:
+        assert f2(v).numpy() == np.sum(np.asarray(v)) and f2(v).dtype.as_numpy_dtype == np.asarray(v).dtype
+    assert f2.experimental_get_tracing_count() == 4
 
 
 def test_a_numpy_function_called_on_jax_arrays_keeps_taking_the_full_path():
