@@ -107,6 +107,50 @@ register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_grad"}))
 
 
+# -- PadRows: zero rows appended up to a number known while tracing ---------------------------------
+# Frames that a loop stacks (a scan's ys) have as many rows as frames ran, a number known only when it runs;
+# a backend with static shapes (XLA) holds them in a buffer of the loop's bound. PadRows gives that buffer a
+# meaning on every backend: `x` with zero rows appended on axis 0 up to `rows` (`x` has at most `rows`).
+def _pad_rows_infer(x, rows):
+    infer.check_dtype("PadRows", x, infer.ALL)
+    if x.shape.rank == 0:
+        raise ValueError("PadRows: the input must have rows (axis 0), got a scalar")
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape(None))
+    if x.shape[0] is not None and x.shape[0] > rows:
+        raise ValueError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
+    return Spec(x.dtype, TensorShape([rows]).concatenate(x.shape[1:]))
+
+
+def _pad_rows_kernel(x, rows):
+    x = np.asarray(x)
+    if x.shape[0] > rows:
+        raise InvalidArgumentError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
+    return np.concatenate([x, np.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
+
+
+def _pad_rows_gradient(op, grad):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None]
+    from autoloop.ops.array_ops import shape, slice_tensor
+    return [slice_tensor(grad, slice(None, shape(op.inputs[0])[0]))]  # the rows the input had
+
+
+register(OpDef("PadRows", kernel=_pad_rows_kernel, infer=_pad_rows_infer, gradient=_pad_rows_gradient,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_rows"}))
+
+
+def pad_rows(tensor, rows: int, name=None) -> Tensor:
+    """`tensor` with rows of zeros appended on axis 0 up to `rows` rows (an InvalidArgumentError if it has more).
+
+        >>> pad_rows(constant([[1, 2]]), 3).numpy()
+        array([[1, 2],
+               [0, 0],
+               [0, 0]], dtype=int32)
+    """
+    return apply("PadRows", [convert(tensor)], {"rows": static_int(rows, "PadRows", "rows")}, name=name)
+
+
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tensor:
     """`tensor` with ``paddings[i] = [before, after]`` elements added on each side of axis i.
 

@@ -157,6 +157,7 @@ for _mode in ("CONSTANT", "REFLECT", "SYMMETRIC"):
 case("Pad", "constant-value", lambda x, c: al.pad(x, [[1, 0], [0, 2]], constant_values=c), normal(2, 2), normal())
 case("PadGrad", "reflect", lambda g: apply("PadGrad", [g], {"paddings": ((1, 1), (2, 0)), "mode": "REFLECT"}),
      normal(4, 5))
+case("PadRows", "rows", lambda x: apply("PadRows", [x], {"rows": 4}), normal(2, 3))
 case("Fill", "value", lambda v: al.fill([2, 3], v), normal())
 case("AddN", "three", lambda x, y: al.add_n([x, y, x]), normal(2, 3), normal(2, 3))
 

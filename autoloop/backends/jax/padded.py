@@ -13,7 +13,9 @@ result from the rows below the length, and have a rule here:
 - ``Shape``: ``[length, *element shape]``, a value of the run, remembered
   for the ``BroadcastTo`` that a sum's gradient spreads back with (a
   stacked list of the same length, zero past it), which the list's
-  gradient (``TensorListGradUnstack``) reads back as a list.
+  gradient (``TensorListGradUnstack``) reads back as a list;
+- ``PadRows`` to at least the buffer's rows: the buffer, zeros past the
+  length (how a compacted scan's gradient reads the frames it stacked).
 
     rules = RULES.get(node.op)        # None: the op refuses the padded value
     outputs = rule(lowering, node, args, attrs)
@@ -106,5 +108,16 @@ def _gradient_unstack(lowering, node, args, attrs):
     return [Buffer(items, jnp.asarray(padded.length, jnp.int32))]
 
 
+def _pad_rows(lowering, node, args, attrs):
+    """The whole buffer: the rows past the length are zeros, as the padding's are (`pad_rows`)."""
+    (padded,) = args
+    rows = attrs["rows"]
+    if not isinstance(padded, Padded) or padded.items.shape[0] > rows:
+        return None  # a buffer larger than the rows asked for: its length may not fit, as numpy would check
+    import jax.numpy as jnp
+    items = jnp.where(_rows_below(padded), padded.items, jnp.zeros((), padded.items.dtype))
+    return [jnp.concatenate([items, jnp.zeros((rows - items.shape[0],) + items.shape[1:], items.dtype)])]
+
+
 _RULES = {**{name: _reduction for name in _IDENTITIES}, "Shape": _shape, "BroadcastTo": _broadcast_to,
-          "TensorListGradUnstack": _gradient_unstack}
+          "TensorListGradUnstack": _gradient_unstack, "PadRows": _pad_rows}

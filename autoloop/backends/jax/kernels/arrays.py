@@ -308,3 +308,9 @@ def ensure_shape(lowering, node, x, shape):
             f"shape {shape}"))[0]
     return x
 
+
+
+def pad_rows(x, rows):
+    """`x` with zero rows appended up to `rows` (`autoloop.ops.resize_ops.pad_rows`; shapes are static here, so
+    `x` holding more rows failed while tracing). A padded stack has its own rule (`padded`)."""
+    return jnp.concatenate([x, jnp.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
