@@ -177,6 +177,29 @@ def test_without_a_bound_or_in_a_masked_form_jax_keeps_the_masked_backward(bound
 
 
 @needs_jax
+def test_second_derivatives_through_the_jax_compacted_backward():
+    """Reverse over reverse (the backward scan's own gradient reads frames it stacked, padded), a Hessian (a row
+    loop that takes shapes of such stacks) and forward over reverse, as on numpy."""
+    h0, w, counts = _bounded_arguments()
+
+    def second(a, b, c):
+        return al.gradients(al.gradients(_bounded_loss(a, b, c), [b])[0], [a])[0]
+
+    def hessian(a, b, c):
+        return al.hessians(_bounded_loss(a, b, c), [b])[0]
+
+    def forward_over_reverse(a, b, c):
+        with al.autodiff.ForwardAccumulator(b, al.ones_like(b)) as accumulator:
+            gradient = al.gradients(_bounded_loss(a, b, c), [b])[0]
+        return accumulator.jvp(gradient)
+    for fn in (second, hessian, forward_over_reverse):
+        on_jax = al.function(fn, autograph=False, backend="jax")
+        expected = al.function(fn, autograph=False)(h0, w, counts).numpy()
+        np.testing.assert_allclose(on_jax(h0, w, counts).numpy(), expected, rtol=1e-10, atol=1e-12)
+        assert any(name.endswith("_backward") for name in _scans(on_jax, (h0, w, counts)))
+
+
+@needs_jax
 def test_pad_rows_pads_stacked_frames_on_both_backends():
     def padded(h):
         def body(_, s):
