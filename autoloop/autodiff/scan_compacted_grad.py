@@ -34,9 +34,10 @@ steps with the shapes fixed while compiling:
   summed into the gradients); the last chunk repeats a pair, with a zero
   cotangent, to fill its rows;
 - the two scans are lowered like any batched scan, in stages or masked
-  as the cost rule of `autoloop.backends.jax.scan_form` says; it applies
-  only where that rule compacts the forward (in stages), and otherwise the
-  masked gradient is the faster one.
+  as the cost rule of `autoloop.backends.jax.scan_form` says; the same
+  rule (`jax_gradient_form`) takes this form only where the forward runs
+  in stages and a step has work enough to pay for the saved frames (else
+  the masked gradient is the faster one).
 
 It applies to a scan that compacts (``compaction="compact"``) with one
 entry axis, without TensorArray results. Otherwise the Scan's gradient
@@ -71,8 +72,8 @@ def applies(node) -> bool:
         return False
     if not _static_shapes(node):
         return True
-    from autoloop.backends.jax.scan_form import jax_form  # the static-shape backend's cost rule; it reads the IR
-    return _bound(node) is not None and jax_form(node)[0] == "stages"
+    from autoloop.backends.jax.scan_form import jax_gradient_form  # the static-shape backend's cost rule (IR only)
+    return jax_gradient_form(node)[0] == "compacted"
 
 
 def _static_shapes(node) -> bool:
@@ -196,12 +197,16 @@ def _forward(node, groups, xs, initial):
 
 
 def _scan(body, initial, specs, cond, node, part, xs=None, **options):
-    """A compacted batched scan over lists (`autoloop.control_flow.scan`), named after `node`."""
+    """A compacted batched scan over lists (`autoloop.control_flow.scan`), named after `node`. With static shapes
+    it asks for compaction (stages, whatever the cost rule says), so that its own gradient is compacted too: the
+    masked one of a body with gradients inside cannot compile there (shapes it saves become run-time values)."""
     from autoloop.control_flow.scan import scan
     entries = node.attrs["cond_dims"]
+    compaction = True if _bound(node) is not None else "auto"
     ys, final, lengths = scan(body=lambda x, s: tuple(body(x, list(s))), initial=list(initial), xs=xs,
                               ys=list(specs), cond=(lambda x, s: cond(x, list(s))) if cond else None,
-                              cond_dims=entries.as_list(), name=f"{node.name}_{part}", **options)
+                              cond_dims=entries.as_list(), compaction=compaction, name=f"{node.name}_{part}",
+                              **options)
     return list(ys), list(final), lengths
 
 

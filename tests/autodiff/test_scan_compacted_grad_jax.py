@@ -17,8 +17,9 @@ LENGTHS = np.array([2, 0, 3, 1, 6, 14, 40, 100], np.int32)  # a long tail, and a
 FRAMES = 104
 
 
-def _rnn(before=True, compaction="auto"):
-    """An RNN over a padded batch, ``h @ W`` with `W` captured, stopping at captured per-entry `lengths`."""
+def _rnn(before=True, compaction=True):
+    """An RNN over a padded batch, ``h @ W`` with `W` captured, stopping at captured per-entry `lengths`
+    (``compaction=True``: compacted forward and backward on XLA even for a body this small)."""
     def loss(h0, w, xs, lengths):
         def body(x, state):
             h, t = state
@@ -121,7 +122,7 @@ def test_a_gradient_tape_around_a_jax_function_takes_the_compacted_backward():
 def _per_entry(w):
     def one(v):
         step = al.constant(0)
-        while al.reduce_sum(v * v) > 0.05:  # about 3 to 40 steps, by the entry's size
+        while al.reduce_sum(v * v) > 0.05:  # 0 to about 40 steps, by the entry's size
             al.set_loop_options(maximum_iterations=64)  # a bound: XLA preallocates the frames the backward reads
             v = al.tanh(al.expand_dims(v, 0) @ w)[0] * 0.9
             step += 1
@@ -131,9 +132,9 @@ def _per_entry(w):
 
 @needs_jax
 def test_vectorized_map_gradients_on_jax_equal_map_fns():
-    rng = np.random.default_rng(4)
-    x = rng.normal(size=[B, 3]) * np.geomspace(0.3, 30, B)[:, None]
-    w = np.eye(3) * 1.02 + rng.normal(size=[3, 3]) * 0.02
+    rng = np.random.default_rng(4)  # 16 entries of 96 values: work enough for the cost rule to compact
+    x = rng.normal(size=[16, 96]) * np.geomspace(0.001, 3, 16)[:, None]
+    w = np.eye(96) * 1.02 + rng.normal(size=[96, 96]) * 0.002
     vectorized = al.function(lambda x, w: al.gradients(al.reduce_sum(al.vectorized_map(_per_entry(w), x)), [x, w]),
                              autograph=False, backend="jax")
     looped = al.function(lambda x, w: al.gradients(al.reduce_sum(al.map_fn(_per_entry(w), x)), [x, w]),
@@ -144,13 +145,13 @@ def test_vectorized_map_gradients_on_jax_equal_map_fns():
     assert any(name.endswith("_backward") for name in scans), scans
 
 
-def _bounded_loss(h0, w, counts, bound=12):
+def _bounded_loss(h0, w, counts, bound=12, compaction=True):
     def body(_, state):
         h, t, count = state
         return None, (al.tanh(h @ w), t + 1, count)
     options = {"max_seq_len": bound} if bound is not None else {}
     h = al.scan(body=body, initial=(h0, al.zeros_like(counts), counts), cond=lambda _, s: s[1] < s[2],
-                cond_dims=counts.shape.as_list(), **options)[1][0]
+                cond_dims=counts.shape.as_list(), compaction=compaction, **options)[1][0]
     return al.reduce_sum(h * h)
 
 
@@ -160,30 +161,40 @@ def _bounded_arguments():
 
 
 @needs_jax
-@pytest.mark.parametrize("bound", [12, None])
-def test_without_a_bound_or_in_a_masked_form_jax_keeps_the_masked_backward(bound):
-    """The frames the backward reads need a bound while compiling (``max_seq_len``, ``xs``, ``spatial_dim``); and
-    where the cost rule masks the forward, the masked backward is the faster one."""
+def test_the_cost_rule_chooses_the_jax_backward():
+    """The compacted backward where the forward runs in stages, the frames have a bound, and a step has work enough
+    (or compaction=True); else the masked one, which the gradients equal."""
+    from autoloop.backends.jax.scan_form import jax_gradient_form
     h0, w, counts = _bounded_arguments()
-    grads = {backend: al.function(lambda a, b, c: al.gradients(_bounded_loss(a, b, c, bound), [a, b]),
-                                  autograph=False, backend=backend) for backend in ("numpy", "jax")}
-    for got, expected in zip(grads["jax"](h0, w, counts), grads["numpy"](h0, w, counts)):
-        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-13)
-    names = {backend: set(_scans(fn, (h0, w, counts))) for backend, fn in grads.items()}
-    assert "scan_backward" in names["numpy"]
-    assert ("scan_backward" in names["jax"]) == (bound is not None)
-    few = al.function(lambda a, b, c: al.gradients(_bounded_loss(a, b, c), [a]), autograph=False, backend="jax")
-    assert "scan_backward" not in _scans(few, (h0[:4], w, counts[:4]))  # 4 entries: the cost rule masks
+
+    def form(h0, w, counts, **options):
+        loss = al.function(lambda a, b, c: _bounded_loss(a, b, c, **options), autograph=False, backend="jax")
+        (node,) = _scans(loss, (h0, w, counts)).values()
+        return jax_gradient_form(node)
+    assert form(h0, w, counts) == ("compacted", "compacted backward (compaction=True)")
+    small = form(h0, w, counts, compaction="auto")
+    assert small[0] == "masked" and "below 131,072" in small[1], small
+    wide = np.random.default_rng(1).normal(size=[128, 128]) * 0.05
+    assert form(np.ones([8, 128]), wide, counts, compaction="auto")[0] == "compacted"  # 8 x 128 x 128: enough
+    unbounded = form(h0, w, counts, bound=None)
+    assert unbounded[0] == "masked" and "no bound on the frames" in unbounded[1], unbounded
+    assert form(h0[:4], w, counts[:4], compaction="auto") == ("masked", "masked backward: the forward runs masked "
+                                                               "like jax.vmap: 4 entries, fewer than 8, leave little to drop")
+    for options in ({"compaction": "auto"}, {"bound": None}):
+        grads = {backend: al.function(lambda a, b, c: al.gradients(_bounded_loss(a, b, c, **options), [a, b]),
+                                      autograph=False, backend=backend) for backend in ("numpy", "jax")}
+        for got, expected in zip(grads["jax"](h0, w, counts), grads["numpy"](h0, w, counts), strict=True):
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-13)
+        assert "scan_backward" not in _scans(grads["jax"], (h0, w, counts))
+        assert "scan_backward" in _scans(grads["numpy"], (h0, w, counts))
 
 
 @needs_jax
 def test_second_derivatives_through_the_jax_compacted_backward():
-    """Reverse over reverse (the backward scan's own gradient reads frames it stacked, padded), a Hessian (a row
-    loop that takes shapes of such stacks) and forward over reverse, as on numpy."""
-    h0, w, counts = _bounded_arguments()
-
-    def second(a, b, c):
-        return al.gradients(al.gradients(_bounded_loss(a, b, c), [b])[0], [a])[0]
+    """A Hessian (reverse over reverse in a row loop: the backward scan's own gradient reads frames it stacked,
+    and the loop takes shapes of such stacks) and forward over reverse, as on numpy; 4 entries (stages of 4, 2,
+    1: fewer loops to compile)."""
+    h0, w, counts = (a[:4] if a.shape[0] == 8 else a for a in _bounded_arguments())
 
     def hessian(a, b, c):
         return al.hessians(_bounded_loss(a, b, c), [b])[0]
@@ -192,7 +203,7 @@ def test_second_derivatives_through_the_jax_compacted_backward():
         with al.autodiff.ForwardAccumulator(b, al.ones_like(b)) as accumulator:
             gradient = al.gradients(_bounded_loss(a, b, c), [b])[0]
         return accumulator.jvp(gradient)
-    for fn in (second, hessian, forward_over_reverse):
+    for fn in (hessian, forward_over_reverse):
         on_jax = al.function(fn, autograph=False, backend="jax")
         expected = al.function(fn, autograph=False)(h0, w, counts).numpy()
         np.testing.assert_allclose(on_jax(h0, w, counts).numpy(), expected, rtol=1e-10, atol=1e-12)
