@@ -197,16 +197,15 @@ def _forward(node, groups, xs, initial):
 
 
 def _scan(body, initial, specs, cond, node, part, xs=None, **options):
-    """A compacted batched scan over lists (`autoloop.control_flow.scan`), named after `node`. With static shapes
-    it asks for compaction (stages, whatever the cost rule says), so that its own gradient is compacted too: the
-    masked one of a body with gradients inside cannot compile there (shapes it saves become run-time values)."""
+    """A compacted batched scan over lists (`autoloop.control_flow.scan`), named after `node`, and marked as a part
+    of its gradient (``_gradient_of``: the cost rule on static shapes differentiates it compacted again, since
+    the masked gradient of a body with gradients inside cannot compile there)."""
     from autoloop.control_flow.scan import scan
     entries = node.attrs["cond_dims"]
-    compaction = True if _bound(node) is not None else "auto"
     ys, final, lengths = scan(body=lambda x, s: tuple(body(x, list(s))), initial=list(initial), xs=xs,
                               ys=list(specs), cond=(lambda x, s: cond(x, list(s))) if cond else None,
-                              cond_dims=entries.as_list(), compaction=compaction, name=f"{node.name}_{part}",
-                              **options)
+                              cond_dims=entries.as_list(), name=f"{node.name}_{part}", **options)
+    lengths._value.node.attrs["_gradient_of"] = node.name
     return list(ys), list(final), lengths
 
 

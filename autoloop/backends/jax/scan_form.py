@@ -37,7 +37,8 @@ The gradient of such a Scan (`jax_gradient_form`) is compacted
 each frame's state, a backward scan in stages, captured tensors' gradients
 summed in chunks) where the forward runs in stages, the frames have a
 bound known while compiling (XLA preallocates the saved states), and a
-step's work over the batch is at least `MIN_GRADIENT_WORK`; otherwise it is
+step's work over the batch is at least `MIN_GRADIENT_WORK` (or the scan is
+itself a part of such a gradient: a second derivative); otherwise it is
 masked (a ``lax.while_loop`` and its stacks). The saved frames and the
 extra loops cost more than the rows they drop on narrow bodies: 64 entries
 of ``tanh(h @ W)``, trip counts up to 1,000, took 1.9x (W 4 x 4, about
@@ -81,6 +82,10 @@ def jax_gradient_form(node) -> tuple[str, str]:
     module docstring."""
     from autoloop.ir.trips import trip_count
     form, why = jax_form(node)
+    if node.attrs["compaction"] == "compact" and node.attrs.get("_gradient_of") and trip_count(node).upper:
+        # a scan of a compacted gradient (a second derivative): the masked gradient of a body with gradients
+        # inside cannot compile on static shapes (the shapes it saves become values of the run)
+        return "compacted", f"compacted backward (a part of the compacted gradient of {node.attrs['_gradient_of']!r})"
     if form != "stages":
         return "masked", f"masked backward: the forward runs {why}"
     if trip_count(node).upper is None:
