@@ -17,7 +17,7 @@ LENGTHS = np.array([2, 0, 3, 1, 6, 14, 40, 100], np.int32)  # a long tail, and a
 FRAMES = 104
 
 
-def _rnn(before=True, compaction=True):
+def _rnn(compaction=True):
     """An RNN over a padded batch, ``h @ W`` with `W` captured, stopping at captured per-entry `lengths`
     (``compaction=True``: compacted forward and backward on XLA even for a body this small)."""
     def loss(h0, w, xs, lengths):
@@ -27,7 +27,7 @@ def _rnn(before=True, compaction=True):
             return al.sin(h), (h, t + 1)
         ys, (h, _), _ = al.scan(body=body, initial=(h0, al.zeros([B], al.int32)), xs=xs,
                                 ys=al.TensorSpec([B, WIDTH], al.float64), cond=lambda x, s: s[1] < lengths,
-                                cond_dims=[B], cond_before_body=before, compaction=compaction)
+                                cond_dims=[B], compaction=compaction)
         # XLA reads ys (their length known only when the scan runs) through a reduction over the frames
         return al.reduce_sum(al.cos(al.reduce_sum(ys, axis=0))) + al.reduce_sum(al.cos(h) * h0)
     return loss
@@ -74,11 +74,11 @@ def stages(monkeypatch):
 
 
 @needs_jax
-@pytest.mark.parametrize("before", [True, False])
-def test_the_jax_backward_is_compacted_and_equals_the_masked_one_and_finite_differences(before, stages):
+def test_the_jax_backward_is_compacted_and_equals_the_masked_one_and_finite_differences(stages):
+    """(A do-while, ``cond_before_body=False``, takes the same backward; the numpy tests run both.)"""
     from autoloop.backends.jax.scan_form import jax_form
     args = _arguments()
-    compacted = _gradient_function(_rnn(before), "jax")
+    compacted = _gradient_function(_rnn(), "jax")
     got = [g.numpy() for g in compacted(*args)]
     scans = _scans(compacted, args)
     assert set(scans) == {"scan_forward", "scan_backward"}, scans
@@ -86,17 +86,13 @@ def test_the_jax_backward_is_compacted_and_equals_the_masked_one_and_finite_diff
     assert {name for name, size in stages if size} == {"scan_forward", "scan_backward"}  # smaller stages ran
     explained = format_batching(compacted.get_concrete_function(*args).graph, backend="jax")  # what --explain prints
     assert explained.count("on XLA compacted in stages of 8, 4, ..., 1 rows") == 2 and "'scan_backward'" in explained
-    expected = [_gradient_function(_rnn(before, compaction=False), "numpy")]
-    if before:  # the masked backward on XLA too (one compile more)
-        expected.append(_gradient_function(_rnn(before, compaction=False), "jax"))
-    for function in expected:
-        for g, e in zip(got, function(*args), strict=True):
+    for backend in ("numpy", "jax"):  # the masked backward on both
+        for g, e in zip(got, _gradient_function(_rnn(compaction=False), backend)(*args), strict=True):
             np.testing.assert_allclose(g, e.numpy(), rtol=1e-11, atol=1e-12)
-    if before:
-        _check_directional_derivatives(_rnn(), args, got)
-    ran = np.maximum(LENGTHS, 0 if before else 1)  # a do-while runs each entry once at least
-    assert np.abs(got[2][ran.max():]).max() == 0  # frames no entry ran get no gradient
-    assert np.abs(got[2][:, ran == 0]).sum() == 0 and (np.abs(got[2]).sum(axis=(0, 2)) > 0).sum() == (ran > 0).sum()
+    _check_directional_derivatives(_rnn(), args, got)
+    assert np.abs(got[2][LENGTHS.max():]).max() == 0  # frames no entry ran get no gradient
+    assert np.abs(got[2][:, LENGTHS == 0]).sum() == 0
+    assert (np.abs(got[2]).sum(axis=(0, 2)) > 0).sum() == (LENGTHS > 0).sum()
 
 
 @needs_jax
