@@ -28,7 +28,7 @@ from autoloop.ir.graph import op_attrs_of
 from autoloop.ir.lazy import resolve
 from autoloop.ops import registry
 from autoloop.ops.creation_ops import zeros_like
-from autoloop.ops.dispatch import apply, convert
+from autoloop.ops.dispatch import apply
 from autoloop.ops.location import format_location
 from autoloop.ops.registry import ELEMENTWISE, LINEAR, NOT_DIFFERENTIABLE
 from autoloop.ops.reduction_ops import reduce_sum
@@ -104,7 +104,7 @@ def zero_like(value, reader: str = "forward mode"):
     node = value._value.node
     if node.op.startswith("TensorList") and not node.op.startswith("TensorListGrad"):
         # Unwritten elements read as zeros: a list of the same length with none written.
-        return apply("TensorListReserve", [apply("TensorListSize", [value]), convert(True)])
+        return apply("TensorListReserve", [apply("TensorListSize", [value])], {"dynamic_size": True})
     if node.op.startswith("TensorListGrad"):
         return apply("TensorListGradInit", [])
     if node.op == "StackNew":  # a new empty stack (pushes append in place: never share the primal's)

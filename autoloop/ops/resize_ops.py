@@ -18,7 +18,7 @@ from autoloop.ops import infer
 from autoloop.ops.dispatch import apply, convert
 from autoloop.ops.math_ops import binary_inputs
 from autoloop.ops.gradient_support import reduce_to_input, zeros_for_output
-from autoloop.ops.registry import OpDef, Spec, register
+from autoloop.ops.registry import LINEAR, OpDef, Spec, register
 from autoloop.ops.shape_ops import shape_operand
 from autoloop.ops.static_args import static_int, static_ints
 from autoloop.shapes import TensorShape
@@ -105,6 +105,80 @@ register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
                gradient=lambda op, grad: [apply("Pad", [grad, convert(op.input_specs[0].dtype.as_numpy_dtype(0))],
                                                 op.attrs)],
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_grad"}))
+
+
+# -- PadRows: zero rows appended up to a number known while tracing ---------------------------------
+# Frames that a loop stacks (a scan's ys) have as many rows as frames ran, a number known only when it runs;
+# a backend with static shapes (XLA) holds them in a buffer of the loop's bound. PadRows gives that buffer a
+# meaning on every backend: `x` with zero rows appended on axis 0 up to `rows` (`x` has at most `rows`). Its
+# second input is `x`'s shape, taken beside it: what the gradient reads (a gradient built in another loop reads
+# that shape, never `x`, which on XLA may be a stack of run-time length).
+def _pad_rows_infer(x, x_shape, rows):
+    infer.check_dtype("PadRows", x, infer.ALL)
+    infer.check_dtype("PadRows", x_shape, infer.INTEGERS, 1)
+    if x.shape.rank == 0:
+        raise ValueError("PadRows: the input must have rows (axis 0), got a scalar")
+    if x.shape.rank is None:
+        return Spec(x.dtype, TensorShape(None))
+    if x.shape[0] is not None and x.shape[0] > rows:
+        raise ValueError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
+    return Spec(x.dtype, TensorShape([rows]).concatenate(x.shape[1:]))
+
+
+def _pad_rows_kernel(x, x_shape, rows):
+    x = np.asarray(x)
+    if x.shape[0] > rows:
+        raise InvalidArgumentError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
+    return np.concatenate([x, np.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
+
+
+def _pad_rows_gradient(op, grad):
+    if not op.input_specs[0].dtype.is_floating:
+        return [None, None]
+    return [apply("PadRowsGrad", [grad, op.inputs[1]], {}), None]
+
+
+register(OpDef("PadRows", kernel=_pad_rows_kernel, infer=_pad_rows_infer, gradient=_pad_rows_gradient, jvp=LINEAR,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_rows"}))
+
+
+# -- PadRowsGrad: PadRows' gradient, the first rows of `grad`, as many as `x_shape` (the input's) says ---------
+# An op of its own, not a slice: on XLA, rows of a number known only at run time are a stack of run-time length
+# (`autoloop.backends.jax.buffers.Padded`), which only a few ops read (PadRows among them).
+def _pad_rows_grad_infer(grad, x_shape):
+    infer.check_dtype("PadRowsGrad", x_shape, infer.INTEGERS, 1)
+    if grad.shape.rank is None:
+        return Spec(grad.dtype, TensorShape(None))
+    rows = int(np.ravel(x_shape.value)[0]) if x_shape.value is not None else None
+    return Spec(grad.dtype, TensorShape([rows]).concatenate(grad.shape[1:]))
+
+
+def _pad_rows_grad_gradient(op, grad):
+    rows = op.input_specs[0].shape[0] if op.input_specs[0].shape.rank else None
+    if rows is not None:
+        return [pad_rows(grad, rows), None]
+    from autoloop.ops.array_ops import concat, shape
+    from autoloop.ops.creation_ops import zeros
+    missing = shape(op.inputs[0])[:1] - shape(grad)[:1]
+    return [concat([grad, zeros(concat([missing, shape(grad)[1:]], 0), grad.dtype)], 0), None]
+
+
+register(OpDef("PadRowsGrad", kernel=lambda grad, x_shape: np.asarray(grad)[:int(x_shape[0])],
+               infer=_pad_rows_grad_infer, gradient=_pad_rows_grad_gradient, jvp=LINEAR,
+               kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_rows_grad"}))
+
+
+def pad_rows(tensor, rows: int, name=None) -> Tensor:
+    """`tensor` with rows of zeros appended on axis 0 up to `rows` rows (an InvalidArgumentError if it has more).
+
+        >>> pad_rows(constant([[1, 2]]), 3).numpy()
+        array([[1, 2],
+               [0, 0],
+               [0, 0]], dtype=int32)
+    """
+    from autoloop.ops.array_ops import shape
+    tensor = convert(tensor)
+    return apply("PadRows", [tensor, shape(tensor)], {"rows": static_int(rows, "PadRows", "rows")}, name=name)
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tensor:

@@ -94,7 +94,7 @@ def _search_infer(sorted_sequence, values, side, out_type):
 def _search_kernel(sorted_sequence, values, side, out_type):
     sequence, values = np.asarray(sorted_sequence), np.asarray(values)
     rows = sequence.reshape(-1, sequence.shape[-1])
-    queries = values.reshape(-1, values.shape[-1])
+    queries = values.reshape(rows.shape[0], values.shape[-1])  # not -1: values may be empty
     found = [np.searchsorted(row, query, side=side) for row, query in zip(rows, queries)]
     return np.asarray(found, out_type.as_numpy_dtype).reshape(values.shape)
 

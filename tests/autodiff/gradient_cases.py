@@ -16,6 +16,7 @@ import numpy as np
 
 import autoloop as al
 from autoloop.ops.dispatch import apply
+from autoloop.ops.resize_ops import pad_rows
 from autoloop.ops.gradient_support import sum_to_shape
 
 
@@ -157,6 +158,8 @@ for _mode in ("CONSTANT", "REFLECT", "SYMMETRIC"):
 case("Pad", "constant-value", lambda x, c: al.pad(x, [[1, 0], [0, 2]], constant_values=c), normal(2, 2), normal())
 case("PadGrad", "reflect", lambda g: apply("PadGrad", [g], {"paddings": ((1, 1), (2, 0)), "mode": "REFLECT"}),
      normal(4, 5))
+case("PadRows", "rows", lambda x: pad_rows(x, 4), normal(2, 3))
+case("PadRowsGrad", "rows", lambda g: apply("PadRowsGrad", [g, al.constant([2, 3])], {}), normal(4, 3))
 case("Fill", "value", lambda v: al.fill([2, 3], v), normal())
 case("AddN", "three", lambda x, y: al.add_n([x, y, x]), normal(2, 3), normal(2, 3))
 

@@ -148,7 +148,8 @@ def _bounded_loss(h0, w, counts):
 
 
 def test_a_static_shape_trace_keeps_the_masked_backward():
-    """The compacted backward has run-time shapes; a JAX trace (and its copies) differentiates masked."""
+    """A JAX trace (and its copies) keeps static shapes; a body this small differentiates masked there (the cost
+    rule, `jax_gradient_form`; tests/autodiff/test_scan_compacted_grad_jax.py has the compacted backward)."""
     from autoloop.ir import rewrite
     rng = np.random.default_rng(0)
     h0, w = rng.normal(size=[8, 4]).astype(np.float32), (rng.normal(size=[4, 4]) * 0.5).astype(np.float32)

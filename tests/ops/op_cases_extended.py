@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 import autoloop as al
+from autoloop.ops.dispatch import apply
+from autoloop.ops.resize_ops import pad_rows
 from op_cases import B, D, F, F2, F3D, I, I2, L, POS, Case
 
 _rng = np.random.default_rng(1)
@@ -228,6 +230,9 @@ CASES: list[Case] = [
          lambda x: np.pad(x, [(1, 1), (2, 2)], mode="reflect"), (F,)),
     Case("Pad", "symmetric", lambda x: al.pad(x, [[2, 2], [0, 3]], "symmetric"),
          lambda x: np.pad(x, [(2, 2), (0, 3)], mode="symmetric"), (I,)),
+    Case("PadRows", "rows", lambda x: pad_rows(x, 5),
+         lambda x: np.concatenate([x, np.zeros((5 - len(x),) + x.shape[1:], x.dtype)]), (F,)),
+    Case("PadRowsGrad", "rows", lambda g: apply("PadRowsGrad", [g, al.constant([1, 3])], {}), lambda g: g[:1], (F,)),
     Case("SplitV", "equal", lambda x: al.split(x, 3, axis=1), lambda x: np.split(x, 3, 1), (F,)),
     Case("SplitV", "sizes-minus1", lambda x: al.split(x, [1, -1, 2], axis=2),
          lambda x: np.split(x, [1, 2], 2), (F3D,)),

@@ -13,7 +13,11 @@ result from the rows below the length, and have a rule here:
 - ``Shape``: ``[length, *element shape]``, a value of the run, remembered
   for the ``BroadcastTo`` that a sum's gradient spreads back with (a
   stacked list of the same length, zero past it), which the list's
-  gradient (``TensorListGradUnstack``) reads back as a list.
+  gradient (``TensorListGradUnstack``) reads back as a list;
+- ``PadRows`` to at least the buffer's rows: the buffer, zeros past the
+  length (how a compacted scan's gradient reads the frames it stacked),
+  and its gradient ``PadRowsGrad``, remembered ``Shape`` in hand: a stack
+  of the same length.
 
     rules = RULES.get(node.op)        # None: the op refuses the padded value
     outputs = rule(lowering, node, args, attrs)
@@ -36,8 +40,11 @@ _IDENTITIES = {
 
 
 def padded_inputs(lowering, node, args) -> bool:
-    """Whether `node` reads a padded stack: one of `args`, or a shape `Shape` took of one."""
-    return any(isinstance(arg, Padded) for arg in args) or any(v in lowering.padded_shapes for v in node.inputs)
+    """Whether `node` reads a padded stack: one of `args`, or a shape `Shape` took of one (a loop or branch
+    takes such a shape as the value of the run it is: its ops refuse it where they need it static)."""
+    if any(isinstance(arg, Padded) for arg in args):
+        return True
+    return not node.subgraphs() and any(v in lowering.padded_shapes for v in node.inputs)
 
 
 def run(lowering, node, args, attrs) -> list:
@@ -106,5 +113,33 @@ def _gradient_unstack(lowering, node, args, attrs):
     return [Buffer(items, jnp.asarray(padded.length, jnp.int32))]
 
 
+def _pad_rows(lowering, node, args, attrs):
+    """The whole buffer: the rows past the length are zeros, as the padding's are (`pad_rows`)."""
+    padded = args[0]
+    rows = attrs["rows"]
+    if not isinstance(padded, Padded) or padded.items.shape[0] > rows:
+        return None  # a buffer larger than the rows asked for: its length may not fit, as numpy would check
+    import jax.numpy as jnp
+    items = jnp.where(_rows_below(padded), padded.items, jnp.zeros((), padded.items.dtype))
+    return [jnp.concatenate([items, jnp.zeros((rows - items.shape[0],) + items.shape[1:], items.dtype)])]
+
+
+def _pad_rows_grad(lowering, node, args, attrs):
+    """`pad_rows`' gradient reading the shape of a padded stack: the rows below its length, a stack again."""
+    grad, x_shape = args
+    if isinstance(grad, Padded):
+        return None
+    return [first_rows(grad, x_shape, node)]
+
+
+def first_rows(grad, x_shape, origin) -> Padded:
+    """The rows of `grad` below ``x_shape[0]`` (a value of the run), as a stack of that length."""
+    import jax.numpy as jnp
+    length = jnp.asarray(x_shape)[0].astype(jnp.int32)
+    rows = jnp.arange(grad.shape[0]).reshape((grad.shape[0],) + (1,) * (grad.ndim - 1)) < length
+    return Padded(jnp.where(rows, grad, jnp.zeros((), grad.dtype)), length, origin)
+
+
 _RULES = {**{name: _reduction for name in _IDENTITIES}, "Shape": _shape, "BroadcastTo": _broadcast_to,
-          "TensorListGradUnstack": _gradient_unstack}
+          "TensorListGradUnstack": _gradient_unstack, "PadRows": _pad_rows,
+          "PadRowsGrad": _pad_rows_grad}

@@ -29,8 +29,23 @@ treat entries independently (``compaction="compact"``):
 - otherwise stages.
 
 The work estimate (`row_work`) counts, per row, the elements every op of
-the cond and body produces.
+the cond and body produces (times the inner dimension for a matrix product).
 ``autoloop run --explain --backend jax`` prints the choice and why.
+
+The gradient of such a Scan (`jax_gradient_form`) is compacted
+(`autoloop.autodiff.scan_compacted_grad`: a forward in stages that saves
+each frame's state, a backward scan in stages, captured tensors' gradients
+summed in chunks) where the forward runs in stages, the frames have a
+bound known while compiling (XLA preallocates the saved states), and a
+step's work over the batch is at least `MIN_GRADIENT_WORK` (or the scan is
+itself a part of such a gradient: a second derivative); otherwise it is
+masked (a ``lax.while_loop`` and its stacks). The saved frames and the
+extra loops cost more than the rows they drop on narrow bodies: 64 entries
+of ``tanh(h @ W)``, trip counts up to 1,000, took 1.9x (W 4 x 4, about
+1,400 flops a step) and 1.1x (32 x 32, 68,000) the masked gradient's time,
+but 0.7x at 64 x 64 (266,000) and 128 x 128 and 0.4x at 256 x 256; 16
+entries of 64 x 64 (66,000), 1.3x; 16 of 256 x 256 (1,050,000), about
+even (0.7x-1.2x over runs).
 
     >>> jax_form(scan_node)       # 64 entries of h = tanh(h @ W)
     ('stages', 'compacted in stages of 64, 32, ..., 1 rows (a matrix product per entry)')
@@ -40,6 +55,7 @@ from __future__ import annotations
 
 MIN_ENTRIES = 8
 MIN_WORK = 16_384  # flops a step over the batch: below it, a step of XLA's loop costs about the same at any size
+MIN_GRADIENT_WORK = 131_072  # the same estimate, below which the masked gradient is the faster one
 
 
 def jax_form(node) -> tuple[str, str]:
@@ -61,6 +77,30 @@ def jax_form(node) -> tuple[str, str]:
     return "stages", f"compacted in {sizes} (a step is about {work:,} flops over the batch)"
 
 
+def jax_gradient_form(node) -> tuple[str, str]:
+    """``("compacted" | "masked", why)`` for the gradient of the Scan `node` on ``backend="jax"``; see the
+    module docstring."""
+    from autoloop.ir.trips import trip_count
+    form, why = jax_form(node)
+    if node.attrs["compaction"] == "compact" and node.attrs.get("_gradient_of") and trip_count(node).upper:
+        # a scan of a compacted gradient (a second derivative): the masked gradient of a body with gradients
+        # inside cannot compile on static shapes (the shapes it saves become values of the run)
+        return "compacted", f"compacted backward (a part of the compacted gradient of {node.attrs['_gradient_of']!r})"
+    if form != "stages":
+        return "masked", f"masked backward: the forward runs {why}"
+    if trip_count(node).upper is None:
+        return "masked", ("masked backward: no bound on the frames known while compiling (give max_seq_len, xs "
+                          "or spatial_dim) to preallocate the states it saves")
+    if node.attrs.get("_compaction_required"):
+        return "compacted", "compacted backward (compaction=True)"
+    rows = entry_rows(node)
+    work = rows * row_work(node, rows)
+    if work < MIN_GRADIENT_WORK:
+        return "masked", (f"masked backward: a step is about {work:,} flops over the batch, below "
+                          f"{MIN_GRADIENT_WORK:,}, so the states it saves cost more than the rows it drops")
+    return "compacted", f"compacted backward (a step is about {work:,} flops over the batch)"
+
+
 def entry_rows(node):
     """The number of rows (axis 0 of the state) of the batched Scan `node`, if known while compiling."""
     from autoloop.ir import control_flow
@@ -78,13 +118,25 @@ def stage_sizes(rows: int) -> list:
 
 def row_work(node, rows) -> int:
     """An estimate of the flops of one step of the Scan `node`'s cond and body for one row of `rows`: the
-    elements each op produces (per row where its axis 0 is the rows')."""
+    elements each op produces (per row where its axis 0 is the rows'), times the inner dimension for a matrix
+    product. The parameters and captures are no work."""
     work = 0
     for key in ("cond", "body"):
         for inner in node.attrs[key].walk():
+            if inner.op == "Placeholder":
+                continue
+            factor = _inner_dimension(inner) if inner.op == "MatMul" else 1
             for value in inner.outputs:
-                work += _elements(value.shape, rows)
+                work += factor * _elements(value.shape, rows)
     return work
+
+
+def _inner_dimension(product) -> int:
+    """The dimension a matrix product sums over (1 where unknown)."""
+    left = product.inputs[0].shape
+    if left.rank is None or left.rank < 2:
+        return 1
+    return left.dims[-1] if left.dims[-1] is not None else 1
 
 
 def _elements(shape, rows) -> int:

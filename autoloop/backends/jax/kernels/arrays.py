@@ -308,3 +308,20 @@ def ensure_shape(lowering, node, x, shape):
             f"shape {shape}"))[0]
     return x
 
+
+
+
+def pad_rows(x, x_shape, rows):
+    """`x` with zero rows appended up to `rows` (`autoloop.ops.resize_ops.pad_rows`; shapes are static here, so
+    `x` holding more rows failed while tracing). A padded stack has its own rule (`padded`)."""
+    return jnp.concatenate([x, jnp.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
+
+
+@with_node
+def pad_rows_grad(lowering, node, grad, x_shape):
+    """The first rows of `grad`, as many as `x_shape` says: a slice where that is static, else the rows below it
+    as a stack of run-time length (`padded.first_rows`)."""
+    if is_static(x_shape):
+        return grad[:int(np.ravel(x_shape)[0])]
+    from autoloop.backends.jax.padded import first_rows
+    return first_rows(grad, x_shape, node)
