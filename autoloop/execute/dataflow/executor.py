@@ -303,6 +303,17 @@ class _Run:
             self.trace.append((self.plan.nodes[node], iteration.tags(), start, time.perf_counter(), thread.ident,
                                thread.name))
 
+    def _fused(self, run, iteration: _Iteration, values):
+        """``run(values)`` (a `FusedSum`), traced as one box named after its kernels if there is a trace."""
+        if self.trace is None:
+            return run(values)
+        start = time.perf_counter()
+        results = run(values)
+        if results is not None:
+            thread = threading.current_thread()
+            self.trace.append((run, iteration.tags(), start, time.perf_counter(), thread.ident, thread.name))
+        return results
+
     def _fill_pool(self) -> None:
         """Keep every worker busy with the waiting kernel first in program order, and maybe one queued behind.
 
@@ -335,11 +346,15 @@ class _Run:
         """
         node, iteration, kernel, values = task
         task.clear()
-        chain_next, kernels = self.plan.chain_next, self.plan.kernels
+        chain_next, kernels, fused = self.plan.chain_next, self.plan.kernels, self.plan.fused
         try:
             with np.errstate(all="ignore"):
                 while True:
-                    if self.trace is None:
+                    run = fused[node]  # element-wise kernels summed whole: block by block, or None
+                    results = None if run is None else self._fused(run, iteration, values)
+                    if results is not None:
+                        node = run.last
+                    elif self.trace is None:
                         results = kernel(values)
                     else:
                         results = self._traced(node, iteration, kernel, values)
