@@ -22,7 +22,7 @@ from autoloop.execute.interpreter import interpret
 
 from .equivalence import assert_identical
 
-N = 3 * (fused.BLOCK_BYTES // 4) + 1013  # float32 elements: several blocks, cut off the blocks' grid
+N = 197_621  # float32 elements: a few blocks, cut off any grid
 
 
 def _graph(fn, *args):
@@ -105,8 +105,7 @@ def test_signed_zeros_infinities_and_nans_come_out_as_numpys():
         assert_identical(interpret(graph, x)[0], dataflow.call(dataflow.lower(graph), x, workers=2)[0])
 
 
-@pytest.mark.parametrize("case", ["transposed", "broadcast", "float16", "some axes", "one block", "bool",
-                                  "no ufunc"])
+@pytest.mark.parametrize("case", ["transposed", "broadcast", "float16", "some axes", "bool", "no ufunc"])
 def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case):
     x = _spread(N)
     if case == "transposed":  # numpy sums a non-C-contiguous array in memory order
@@ -121,8 +120,6 @@ def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case):
     elif case == "some axes":
         matrix = x[:64 * 3001].reshape(64, 3001)
         _check(lambda x: al.reduce_sum(al.tanh(x * 2.0), axis=1), matrix, fused_runs=runs, expect_fused=False)
-    elif case == "one block":
-        _check(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x[:40000], fused_runs=runs, expect_fused=False)
     elif case == "bool":
         _check(lambda x: al.reduce_sum(al.cast(x > 0.5, al.int32)), x, fused_runs=runs, expect_fused=False)
     else:  # sigmoid's kernel is a function, not a ufunc: there is no chain to run block by block
@@ -142,6 +139,7 @@ def test_a_failure_in_a_block_runs_the_chain_kernel_by_kernel(monkeypatch):
             raise MemoryError("no block")
         return np.multiply(*args)
 
+    assert run([x[:500], np.float32(2)]) is None  # four of numpy's own blocks at most: nothing to cut
     monkeypatch.setattr(run, "head", failing)
     assert run([x, np.float32(2)]) is None
     assert_identical(interpret(graph, x)[0], dataflow.execute(plan, [x], workers=2)[0])
@@ -176,7 +174,7 @@ def test_ten_iterations_in_flight_hold_less_than_the_compiled_loop_and_agree_wit
     expected, peaks["compiled"] = _peak(lambda: compiled(data).numpy())
     assert_identical(expected, values[1])
     assert_identical(expected, values[10])
-    assert peaks[10] <= peaks["compiled"] and peaks[10] < 0.5 * data.nbytes, peaks
+    assert peaks[10] <= peaks["compiled"] and peaks[10] < 0.6 * data.nbytes, peaks  # two blocks of a quarter
 
 
 def _tanh_loop_values(x):

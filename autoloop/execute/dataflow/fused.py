@@ -35,7 +35,7 @@ Bit for bit the reference's result:
 Left whole (None: the chain runs kernel by kernel): float16 (numpy sums it
 in float32), complex, bool; arrays that are not C-contiguous (numpy sums
 them in memory order); inputs that broadcast to a larger shape; arrays
-that fit in one block; and any failure (the kernels then raise it, named as
+of a few blocks of numpy's own (`PAIRWISE_LEAF`); and any failure (the kernels then raise it, named as
 their node's).
 """
 
@@ -48,7 +48,10 @@ import numpy as np
 from autoloop.ops import registry
 from autoloop.ops.static_args import runtime_axes
 
-BLOCK_BYTES = 256 * 1024  # a block of the head's result: fits a core's L2 cache, and 16 blocks per 1M floats
+# A block of the head's result: at most a quarter of it (so two workers hold half an array, four one) and at
+# most 1 MiB (a core's L2 cache). Not much smaller: each block takes the GIL about four times, and two
+# workers handing it back and forth cost 256 KiB blocks 10% more CPU time than 1 MiB ones.
+BLOCK_BYTES = 1 << 20
 PAIRWISE_LEAF = 128  # numpy's PW_BLOCKSIZE: it cuts only parts larger than this, so blocks must be larger too
 
 
@@ -90,8 +93,8 @@ class FusedSum:
                     return None
             if not (dtype.kind in "iu" or dtype in (np.float32, np.float64)):
                 return None
-            block = max(BLOCK_BYTES // dtype.itemsize, 4 * PAIRWISE_LEAF)
             size = int(np.prod(shape))
+            block = max(min(BLOCK_BYTES // dtype.itemsize, size // 4), 4 * PAIRWISE_LEAF)
             if size <= block:
                 return None
             target = flat[self.target][0] if self.target is not None else None
