@@ -27,7 +27,9 @@ several cores; everything else runs on the scheduling thread. A worker runs
 a kernel's chain (`Plan.chain_next`) before it hands the last result back,
 so it does not wait for the scheduling thread to wake between them; each
 worker computes one kernel or chain at a time, so a loop holds about one
-iteration's temporaries per worker. (Even with
+iteration's temporaries per worker, and less where a chain of element-wise
+kernels ends in a sum over every axis: that runs block by block
+(`autoloop.execute.dataflow.fused`), its large intermediate never whole. (Even with
 one worker, large kernels run on the pool: glibc's allocator hands the
 main thread's freed arrays back to the system and faults them in again on
 the next iteration, which made a 1M-element loop four times slower there.) Effects keep
@@ -101,7 +103,9 @@ def execute(plan: Plan, feed_values, workers: int | None = None, trace: list | N
     """Run `plan` with `feed_values` for its fed values (in order): the values of its fetches.
 
     With a `trace` list, each kernel run appends ``(node, iteration tags,
-    start, end, thread id, thread name)`` (times from ``time.perf_counter``).
+    start, end, thread id, thread name)`` (times from ``time.perf_counter``);
+    a chain run block by block appends one entry, its `FusedSum` for the node
+    (its ``name`` and ``op`` join its nodes').
     """
     with np.errstate(all="ignore"):
         return _Run(plan, workers, trace).execute(list(feed_values))
