@@ -62,8 +62,17 @@ def _spread(size, dtype=np.float32, seed=0):
     return (rng.standard_normal(size) * np.exp(rng.uniform(-12, 12, size))).astype(dtype)
 
 
-def test_this_numpy_sums_pairwise_and_the_probe_tells_other_orders_apart():
+def test_this_numpy_sums_pairwise_and_the_probe_tells_other_orders_apart(monkeypatch):
     assert fused.numpy_sums_pairwise()
+    whole = np.sum  # numpys that summed otherwise: each gives other bits on a probe
+    for other in (lambda a, dtype: whole(a.astype(np.longdouble)).astype(dtype),  # wider, rounding once
+                  lambda a, dtype: np.cumsum(a, dtype=dtype)[-1],  # one by one
+                  lambda a, dtype: sum((whole(a[k:k + 8192], dtype=dtype) for k in range(0, a.size, 8192)),
+                                       dtype(0))):  # in buffers of 8192 left to right
+        monkeypatch.setattr(np, "sum", lambda a, dtype=None: (other(a, dtype) if a.size > 1024  # noqa: B023
+                                                             else whole(a, dtype=dtype)))
+        assert not fused.numpy_sums_pairwise.__wrapped__()
+        monkeypatch.undo()
     values = _spread(5 * 4096 + 13)
     half = values.size // 2  # numpy's cut is at a multiple of 8: cutting at the middle is another order
     assert (np.sum(values[:half]) + np.sum(values[half:])).tobytes() != np.sum(values).tobytes()
@@ -105,10 +114,14 @@ def test_signed_zeros_infinities_and_nans_come_out_as_numpys():
         assert_identical(interpret(graph, x)[0], dataflow.call(dataflow.lower(graph), x, workers=2)[0])
 
 
-@pytest.mark.parametrize("case", ["transposed", "broadcast", "float16", "some axes", "bool", "no ufunc"])
-def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case):
+@pytest.mark.parametrize("case", ["transposed", "broadcast", "float16", "some axes", "bool", "no ufunc",
+                                  "numpy sums otherwise"])
+def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case, monkeypatch):
     x = _spread(N)
-    if case == "transposed":  # numpy sums a non-C-contiguous array in memory order
+    if case == "numpy sums otherwise":  # a numpy whose summation the probe does not recognise
+        monkeypatch.setattr(fused, "numpy_sums_pairwise", lambda: False)
+        _check(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x, fused_runs=runs, expect_fused=False)
+    elif case == "transposed":  # numpy sums a non-C-contiguous array in memory order
         square = _spread(1024 * 1024).reshape(1024, 1024).T
         _check(lambda x: al.reduce_sum(al.tanh(x * 2.0)), square, fused_runs=runs, expect_fused=False)
     elif case == "broadcast":

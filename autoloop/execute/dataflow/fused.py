@@ -132,24 +132,27 @@ class FusedSum:
 def numpy_sums_pairwise() -> bool:
     """Whether this numpy sums a contiguous float array by the pairwise rule `FusedSum` follows (checked once).
 
-    The probe's values span many magnitudes, so any other order of
-    additions (another cut, blocks added left to right) gives other bits.
+    The probes' values span many magnitudes in random order, so another
+    order of additions (another cut, blocks added left to right, one by one)
+    or a wider accumulator gives other bits on at least one of them.
     """
-    probe = np.random.default_rng(0).standard_normal(5 * 4096 + 13)
-    probe *= np.exp(np.linspace(-30, 30, probe.size))[::-1]
-    for dtype in (np.float32, np.float64):
-        values = probe.astype(dtype)
+    size = 5 * 4096 + 13
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        probe = rng.standard_normal(size) * np.exp(rng.uniform(-12, 12, size))
+        for dtype in (np.float32, np.float64):
+            values = probe.astype(dtype)
 
-        def pairwise(start, stop):
-            count = stop - start
-            if count <= 1024:
-                return np.sum(values[start:stop], dtype=dtype)
-            half = count // 2
-            half -= half % 8
-            return pairwise(start, start + half) + pairwise(start + half, stop)
+            def pairwise(start, stop):
+                count = stop - start
+                if count <= 1024:
+                    return np.sum(values[start:stop], dtype=dtype)
+                half = count // 2
+                half -= half % 8
+                return pairwise(start, start + half) + pairwise(start + half, stop)
 
-        if pairwise(0, values.size).tobytes() != np.sum(values, dtype=dtype).tobytes():
-            return False
+            if pairwise(0, size).tobytes() != np.sum(values, dtype=dtype).tobytes():
+                return False
     return True
 
 
