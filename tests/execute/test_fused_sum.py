@@ -179,15 +179,20 @@ def test_ten_iterations_in_flight_hold_less_than_the_compiled_loop_and_agree_wit
     data = np.random.default_rng(0).random(1 << 20, dtype=np.float32)
     peaks, values = {}, {}
     for parallel_iterations in (1, 10):
-        with tf.Graph().as_default():
+        with tf.Graph().as_default() as graph:
             x, total = _tanh_loop(parallel_iterations)
             with tf.Session() as sess:
                 values[parallel_iterations], peaks[parallel_iterations] = _peak(lambda: sess.run(total, {x: data}))
+    lowered = graph.lowered()
+    unfused = dataflow.Plan(lowered, [lowered.values[total._value]], [lowered.values[x._value]], fuse_sums=False)
+    assert not any(unfused.fused)
+    (values["kernel by kernel"],), peaks["kernel by kernel"] = _peak(lambda: dataflow.execute(unfused, [data]))
     compiled = al.function(lambda x: _tanh_loop_values(x), autograph=False)
     expected, peaks["compiled"] = _peak(lambda: compiled(data).numpy())
-    assert_identical(expected, values[1])
-    assert_identical(expected, values[10])
+    for value in values.values():
+        assert_identical(expected, value)
     assert peaks[10] <= peaks["compiled"] and peaks[10] < 0.6 * data.nbytes, peaks  # two blocks of a quarter
+    assert peaks["kernel by kernel"] >= data.nbytes, peaks  # the whole product x * i, one per worker at work
 
 
 def _tanh_loop_values(x):

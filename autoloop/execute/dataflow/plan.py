@@ -105,11 +105,13 @@ class Plan:
 
     `compile_loops`: None applies the cost rule; True compiles every loop
     that can be (whose work the fetches need whole); False runs every loop
-    as frames.
+    as frames. `fuse_sums=False` runs every chain kernel by kernel, none
+    block by block (`Plan.fused`): the same results, more memory.
     """
 
-    def __init__(self, graph, fetches, fed, targets=(), compile_loops: bool | None = None):
+    def __init__(self, graph, fetches, fed, targets=(), compile_loops: bool | None = None, fuse_sums: bool = True):
         self.graph = graph
+        self.fuse_sums = fuse_sums
         self.fetches = list(fetches)
         self.fed = list(fed)
         for value in self.fetches + self.fed:
@@ -210,7 +212,7 @@ class Plan:
                         for node, slot in zip(nodes, self.in_place)]
         self.chain_next = [self._chain_next(k) for k in range(len(nodes))]
         followers = set(self.chain_next)
-        self.fused = [None if k in followers else self._fused(k) for k in range(len(nodes))]
+        self.fused = [None if k in followers or not self.fuse_sums else self._fused(k) for k in range(len(nodes))]
         self.may_queue = [self._may_queue(k) for k in range(len(nodes))]
         self.merges = [LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
