@@ -70,20 +70,20 @@ class FusedSum:
 
     def __call__(self, values) -> list | None:
         """The Sum's results for the head's input `values`, or None where this chain must run kernel by kernel."""
-        shape = None
+        array = None
         for value in values:
             if np.ndim(value):
                 if not isinstance(value, np.ndarray) or not value.flags.c_contiguous or (
-                        shape is not None and value.shape != shape):
+                        array is not None and value.shape != array.shape):
                     return None
-                shape = value.shape
-        if shape is None or not numpy_sums_pairwise():
+                array = value
+        if array is None or not numpy_sums_pairwise():
             return None
-        ndim = len(shape)
+        ndim, size = array.ndim, array.size
         axis = runtime_axes(self.axis, ndim, "Sum")
         if axis is not None and tuple(axis) != tuple(range(ndim)):
             return None
-        flat = [(value.reshape(-1), True) if np.ndim(value) else (value, False) for value in values]
+        flat = [(value.reshape(-1), True) if value is array or np.ndim(value) else (value, False) for value in values]
         try:
             probe = self.head(*[value[:1] if sliced else value for value, sliced in flat])
             dtype = probe.dtype
@@ -93,7 +93,6 @@ class FusedSum:
                     return None
             if not (dtype.kind in "iu" or dtype in (np.float32, np.float64)):
                 return None
-            size = int(np.prod(shape))
             block = max(min(BLOCK_BYTES // dtype.itemsize, size // 4), 4 * PAIRWISE_LEAF)
             if size <= block:
                 return None
