@@ -19,6 +19,8 @@ import autoloop.compat.v1 as tf
 from autoloop.execute import dataflow
 from autoloop.execute.dataflow import fused
 from autoloop.execute.interpreter import interpret
+from autoloop.ops import registry
+from autoloop.ops.dispatch import apply
 
 from .equivalence import assert_identical
 
@@ -89,6 +91,39 @@ def test_this_numpy_sums_pairwise_and_the_probe_tells_other_orders_apart(monkeyp
 def test_an_element_wise_chain_summed_whole_is_the_interpreters_bit_for_bit(runs, work, dtype):
     x = _spread(N, dtype)
     _check(lambda x, c: al.reduce_sum(work(x, c)), x, dtype(0.75), fused_runs=runs)
+
+
+def _ufunc_ops():
+    """Every registered op whose numpy kernel is a one-output ufunc of one or two inputs."""
+    for name, opdef in sorted(registry._REGISTRY.items()):
+        fn = opdef.kernel_for("numpy").fn
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin in (1, 2):
+            yield name, fn.nin
+
+
+def test_every_ufunc_op_made_block_by_block_and_summed_is_the_interpreters_bit_for_bit(runs):
+    """Each op heads a chain ``reduce_sum(op(x[, y]))`` over float32 values of every sign and size (NaNs where
+    the op has no value); ops that take no floats are skipped, those giving bools run kernel by kernel, and
+    so does matmul, a ufunc that is not element-wise."""
+    x, y = _spread(N), _spread(N, seed=1)
+    ran = []
+    for name, arity in _ufunc_ops():
+        inputs = (x, y)[:arity]
+        try:
+            graph = _graph(lambda *args: al.reduce_sum(apply(name, list(args), {})), *inputs)
+        except (TypeError, ValueError):
+            continue  # integer and logical ops
+        lowered = dataflow.lower(graph)
+        runs.clear()
+        assert_identical(interpret(graph, *inputs)[0], dataflow.call(lowered, *inputs, workers=2)[0], name)
+        ran.append((name, any(runs)))
+    fused_ops = {name for name, fused_run in ran if fused_run}
+    assert {"Mul", "Add", "Tanh", "Exp", "Sin", "Sqrt", "Pow", "Log1p", "Sign"} <= fused_ops, ran
+    assert "MatMul" in dict(ran) and "MatMul" not in fused_ops  # a generalized ufunc: not element-wise
+    square = x[:400 * 400].reshape(400, 400)
+    lowered = dataflow.lower(_graph(lambda a, b: al.reduce_sum(al.matmul(a, b)), square, square))
+    assert not any(dataflow.Plan(lowered, lowered.outputs, lowered.inputs).fused)
+    assert len(ran) >= 20, ran
 
 
 @pytest.mark.parametrize("shape, axis, keepdims", [

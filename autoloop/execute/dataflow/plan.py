@@ -236,18 +236,18 @@ class Plan:
         return reader
 
     def _fused(self, k: int) -> FusedSum | None:
-        """The chain from `k` (where a pool task starts) run block by block, if it is element-wise kernels summed whole.
+        """The chain from `k` (where a pool task starts) run block by block: element-wise kernels summed whole.
 
-        `k` runs a ufunc; the nodes chained after it run unary ufuncs,
-        then a ``Sum``: ``reduce_sum(tanh(x * c))``. (Whether the Sum is
-        over every axis, and the arrays' layout and dtype, are checked
-        when it runs.)
+        `k` runs an element-wise ufunc; the nodes chained after it run
+        unary ones, then a ``Sum``: ``reduce_sum(tanh(x * c))``. (Whether
+        the Sum is over every axis, and the arrays' layout and dtype, are
+        checked when it runs.)
         """
         nodes, chain_next = self.nodes, self.chain_next
-        if not self.offloadable[k] or not _ufunc_node(nodes[k]):
+        if not self.offloadable[k] or not _element_wise(nodes[k]):
             return None
         chain, follower = [k], chain_next[k]
-        while follower is not None and _ufunc_node(nodes[follower]) and len(nodes[follower].inputs) == 1:
+        while follower is not None and _element_wise(nodes[follower]) and len(nodes[follower].inputs) == 1:
             chain.append(follower)
             follower = chain_next[follower]
         if follower is None or nodes[follower].op != "Sum" or nodes[follower].source is None:
@@ -305,6 +305,11 @@ def _ufunc_node(node: Node) -> bool:
             or control_flow.lookup(node.op) is not None or has_effects(source) or op_attrs_of(source.attrs)):
         return False
     return _allocates(source)
+
+
+def _element_wise(node: Node) -> bool:
+    """Whether `node` runs an element-wise ufunc (`_ufunc_node`, and not a generalized one like matmul)."""
+    return _ufunc_node(node) and registry.get(node.op).kernel_for("numpy").fn.signature is None
 
 
 def _in_place_kernel(node: Node, slot: int):
