@@ -3,16 +3,17 @@
     fused = FusedSum(chain_nodes, last)    # planning (`Plan._fused`): a chain's nodes, the Sum's index
     results = fused(values)                # a pool worker: the Sum's results, or None
 
-A pool chain (`Plan.chain_next`) like ``reduce_sum(tanh(x * c))``: a
-ufunc kernel (the *head*), unary ufunc kernels after it (each reading only
-the one before), and a ``Sum`` over every axis. Run kernel by kernel it
+A pool chain (`Plan.chain_next`) like ``reduce_sum(tanh(x * c))``: an
+element-wise ufunc kernel (the *head*), unary ones after it (each reading
+only the one before), and a ``Sum`` over every axis. Run kernel by kernel it
 holds a whole array of the head's result while it runs, one per worker when
 iterations overlap on the thread pool: twice the compiled executor's one
 array on two workers. Run here instead, it goes block by block: each block
 of the head's result is made in one small buffer (or, where the head may
 write into its input, in that input's own elements), goes through the
 unary kernels there in place, and is summed at once; the blocks' sums are
-added up. A worker holds one block (`BLOCK_BYTES`), not one array.
+added up. A worker holds one block (`BLOCK_BYTES`, at most a quarter of
+the array), not one array.
 
 Bit for bit the reference's result:
 
@@ -29,13 +30,14 @@ Bit for bit the reference's result:
   values. (``np.sum`` starts from ``0``, which changes nothing but a
   ``-0.0``, and numpy's whole sum starts from ``0`` too.) Integer sums wrap
   the same in any order. `numpy_sums_pairwise` checks numpy's rule once per
-  process, on a probe where any other order differs; if numpy ever sums
+  process, on probes where other orders differ; if numpy ever sums
   otherwise, nothing is fused.
 
 Left whole (None: the chain runs kernel by kernel): float16 (numpy sums it
 in float32), complex, bool; arrays that are not C-contiguous (numpy sums
-them in memory order); inputs that broadcast to a larger shape; arrays
-of a few blocks of numpy's own (`PAIRWISE_LEAF`); and any failure (the kernels then raise it, named as
+them in memory order); inputs that broadcast to a larger shape; unary
+kernels that change the dtype; arrays of at most four of numpy's own blocks
+(`PAIRWISE_LEAF`); and any failure (the kernels then raise it, named as
 their node's).
 """
 
