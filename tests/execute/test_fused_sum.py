@@ -174,7 +174,7 @@ def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case, monkeypat
         _check(lambda x: al.reduce_sum(al.sigmoid(x * 2.0)), x, fused_runs=runs, expect_fused=False)
 
 
-def test_a_failure_in_a_block_runs_the_chain_kernel_by_kernel(monkeypatch):
+def test_a_failure_a_dtype_change_or_a_small_array_runs_the_chain_kernel_by_kernel(monkeypatch):
     x = _spread(N)
     graph = _graph(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x)
     lowered = dataflow.lower(graph)
@@ -188,6 +188,9 @@ def test_a_failure_in_a_block_runs_the_chain_kernel_by_kernel(monkeypatch):
         return np.multiply(*args)
 
     assert run([x[:500], np.float32(2)]) is None  # four of numpy's own blocks at most: nothing to cut
+    monkeypatch.setattr(run, "in_place", [np.isfinite])  # a unary kernel giving bools cannot write in place
+    assert run([x, np.float32(2)]) is None
+    monkeypatch.undo()
     monkeypatch.setattr(run, "head", failing)
     assert run([x, np.float32(2)]) is None
     assert_identical(interpret(graph, x)[0], dataflow.execute(plan, [x], workers=2)[0])
