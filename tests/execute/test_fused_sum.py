@@ -16,6 +16,7 @@ import pytest
 
 import autoloop as al
 import autoloop.compat.v1 as tf
+from autoloop.errors import InvalidArgumentError
 from autoloop.execute import dataflow
 from autoloop.execute.dataflow import fused
 from autoloop.execute.interpreter import interpret
@@ -174,7 +175,7 @@ def test_what_the_blocks_cannot_take_runs_kernel_by_kernel(runs, case, monkeypat
         _check(lambda x: al.reduce_sum(al.sigmoid(x * 2.0)), x, fused_runs=runs, expect_fused=False)
 
 
-def test_a_failure_a_dtype_change_or_a_small_array_runs_the_chain_kernel_by_kernel(monkeypatch):
+def test_a_failed_probe_a_dtype_change_or_a_small_array_runs_the_chain_kernel_by_kernel(monkeypatch):
     x = _spread(N)
     graph = _graph(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x)
     lowered = dataflow.lower(graph)
@@ -183,17 +184,35 @@ def test_a_failure_a_dtype_change_or_a_small_array_runs_the_chain_kernel_by_kern
     assert run.op == "Mul+Tanh+Sum"
 
     def failing(*args, **kwargs):
-        if "out" in kwargs:
-            raise MemoryError("no block")
-        return np.multiply(*args)
+        raise ValueError("no probe")
 
     assert run([x[:500], np.float32(2)]) is None  # four of numpy's own blocks at most: nothing to cut
     monkeypatch.setattr(run, "in_place", [np.isfinite])  # a unary kernel giving bools cannot write in place
     assert run([x, np.float32(2)]) is None
     monkeypatch.undo()
-    monkeypatch.setattr(run, "head", failing)
+    monkeypatch.setattr(run, "head", failing)  # the one-element probe fails: nothing is written yet
     assert run([x, np.float32(2)]) is None
     assert_identical(interpret(graph, x)[0], dataflow.execute(plan, [x], workers=2)[0])
+
+
+def test_a_failure_in_a_block_is_raised_as_its_nodes(monkeypatch):
+    """Once blocks are written (maybe into the head's input), there is no going back: the failing kernel's
+    error is raised as its node's, naming the op and the user's line, as the kernel would raise it."""
+    x = _spread(N)
+    graph = _graph(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    (run,) = [run for run in plan.fused if run is not None]
+
+    def tanh_of_blocks(value, out=None):
+        if value.size > 1:
+            raise FloatingPointError("no block")
+        return np.tanh(value, out=out)
+
+    monkeypatch.setattr(run, "in_place", [tanh_of_blocks])
+    with pytest.raises(InvalidArgumentError, match=r"Tanh \(node .*Tanh\) failed while running: "
+                                                   r"FloatingPointError: no block.*test_fused_sum.py"):
+        dataflow.execute(plan, [x], workers=2)
 
 
 def _tanh_loop(parallel_iterations, iterations=6):

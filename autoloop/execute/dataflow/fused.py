@@ -37,8 +37,9 @@ Left whole (None: the chain runs kernel by kernel): float16 (numpy sums it
 in float32), complex, bool; arrays that are not C-contiguous (numpy sums
 them in memory order); inputs that broadcast to a larger shape; unary
 kernels that change the dtype; arrays of at most four of numpy's own blocks
-(`PAIRWISE_LEAF`); and any failure (the kernels then raise it, named as
-their node's).
+(`PAIRWISE_LEAF`); and any failure of a one-element probe of the chain (the
+kernels then raise it, named as their node's). Once blocks are written
+(maybe into the head's input), a failure is raised as its node's at once.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import functools
 
 import numpy as np
 
+from autoloop.execute.errors import raise_for_node
 from autoloop.ops import registry
 from autoloop.ops.static_args import runtime_axes
 
@@ -85,8 +87,8 @@ class FusedSum:
         axis = runtime_axes(self.axis, ndim, "Sum")
         if axis is not None and tuple(axis) != tuple(range(ndim)):
             return None
-        flat = [(value.reshape(-1), True) if value is array or np.ndim(value) else (value, False) for value in values]
-        try:
+        flat = [(value.reshape(-1), True) if np.ndim(value) else (value, False) for value in values]
+        try:  # a one-element probe: whatever fails here, the kernels raise as their nodes' (nothing written yet)
             probe = self.head(*[value[:1] if sliced else value for value, sliced in flat])
             dtype = probe.dtype
             for kernel in self.in_place:  # each writes into the block as its own result: same dtype only
@@ -104,9 +106,9 @@ class FusedSum:
             else:
                 buffer = np.empty(block, dtype)  # one block, used again for each
                 place = lambda start, stop: buffer[:stop - start]  # noqa: E731
-            total = self._summed(flat, 0, size, place, block, dtype)
         except Exception:  # noqa: BLE001 - the chain then runs kernel by kernel and raises it as its node's
             return None
+        total = self._summed(flat, 0, size, place, block, dtype)  # may write into the head's input: no way back
         return [np.reshape(total, (1,) * ndim) if self.keepdims else total]
 
     def _summed(self, flat, start: int, stop: int, place, block: int, dtype):
@@ -119,10 +121,15 @@ class FusedSum:
         count = stop - start
         if count <= block:
             out = place(start, stop)
-            self.head(*[value[start:stop] if sliced else value for value, sliced in flat], out=out)
-            for kernel in self.in_place:
-                kernel(out, out=out)
-            return np.add.reduce(out, dtype=dtype)  # np.sum of a 1-D array, without its Python layer
+            stage = 0
+            try:
+                self.head(*[value[start:stop] if sliced else value for value, sliced in flat], out=out)
+                for stage, kernel in enumerate(self.in_place, 1):
+                    kernel(out, out=out)
+                stage = len(self.nodes) - 1
+                return np.add.reduce(out, dtype=dtype)  # np.sum of a 1-D array, without its Python layer
+            except Exception as error:  # noqa: BLE001 - raised as the failing node's, as its kernel would
+                raise_for_node(self.nodes[stage].source, error)
         half = count // 2
         half -= half % 8
         return (self._summed(flat, start, start + half, place, block, dtype)
