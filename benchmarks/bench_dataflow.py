@@ -9,7 +9,10 @@
    frames (the cost rule: its values are large), and several iterations'
    kernels run at once on the executor's thread pool, numpy releasing the
    GIL; with 1 the cost rule compiles the loop into one node. Also shown:
-   the same loop with ``parallel_iterations=1`` forced to run as frames, on
+   the same loop with ``parallel_iterations=1`` forced to run as frames;
+   with 10, its chain ``X * i -> tanh -> reduce_sum`` run kernel by kernel,
+   not block by block (``fuse_sums=False``: the whole product ``X * i`` in
+   memory, as before fused sums); on
    the compiled executor (``@autoloop.function``), and the same numpy work
    spread over two threads by hand, the most two cores give for that work;
    the peak memory (tracemalloc) of one run, in arrays of X's size; and the
@@ -54,6 +57,7 @@ from autoloop.execute import dataflow
 
 SERIAL = "Session, one iteration at a time (parallel_iterations=1)"  # no other name starts with it
 COMPILED = "compiled executor"
+KERNEL_BY_KERNEL = "the same, its chain kernel by kernel, not block by block (fuse_sums=False)"
 BY_HAND = "numpy on 2 threads by hand (the ceiling)"
 TENSORFLOW = "TensorFlow compat.v1 Session"
 DEFAULT_TENSORFLOW = "/work/tfenv/bin/python"
@@ -152,9 +156,12 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int, child=Non
         name = (f"{SERIAL}, {plan.executor}" if parallel_iterations == 1 else
                 f"Session, parallel_iterations={parallel_iterations}, {plan.executor}")
         impls[name] = lambda session=session, total=total, x=x: session.run(total, {x: data})
+        lowered = graph.lowered()
+        fetch, feed = lowered.values[total._value], lowered.values[x._value]
+        if parallel_iterations == 10 and plan.executor == "frames":
+            unfused = dataflow.Plan(lowered, [fetch], [feed], fuse_sums=False)
+            impls[KERNEL_BY_KERNEL] = lambda unfused=unfused: dataflow.execute(unfused, [data])
         if parallel_iterations == 1:
-            lowered = graph.lowered()
-            fetch, feed = lowered.values[total._value], lowered.values[x._value]
             frames = dataflow.Plan(lowered, [fetch], [feed], compile_loops=False)
             impls["the same, its loop forced to run as frames (compile_loops=False)"] = \
                 lambda frames=frames: dataflow.execute(frames, [data])

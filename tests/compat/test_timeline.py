@@ -52,6 +52,12 @@ def test_the_chrome_trace_shows_two_iterations_overlapping_with_parallel_iterati
                    if a["args"]["iteration"] < b["args"]["iteration"] and b["ts"] < a["ts"] + a["dur"]
                    and a["ts"] < b["ts"] + b["dur"] and a["tid"] != b["tid"]]
     assert overlapping, "no two iterations ran at the same time"
+    # Each iteration's large work is one box, its chain run block by block on a worker (fused sums): these
+    # are what overlap on two workers, and a later iteration's small kernels beside them.
+    fused = [e for e in boxes if e["args"]["op"] == "Mul+Tanh+Sum"]
+    assert sorted(e["args"]["iteration"] for e in fused) == [[0], [1], [2], [3]]
+    threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert all(threads[e["tid"]].startswith("autoloop-dataflow") for e in fused)
     threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
     assert any(name.startswith("autoloop-dataflow") for name in threads.values())
     assert {e["tid"] for e in boxes} <= set(threads)

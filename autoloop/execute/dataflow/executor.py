@@ -27,7 +27,9 @@ several cores; everything else runs on the scheduling thread. A worker runs
 a kernel's chain (`Plan.chain_next`) before it hands the last result back,
 so it does not wait for the scheduling thread to wake between them; each
 worker computes one kernel or chain at a time, so a loop holds about one
-iteration's temporaries per worker. (Even with
+iteration's temporaries per worker, and less where a chain of element-wise
+kernels ends in a sum over every axis: that runs block by block
+(`autoloop.execute.dataflow.fused`), its large intermediate never whole. (Even with
 one worker, large kernels run on the pool: glibc's allocator hands the
 main thread's freed arrays back to the system and faults them in again on
 the next iteration, which made a 1M-element loop four times slower there.) Effects keep
@@ -101,7 +103,9 @@ def execute(plan: Plan, feed_values, workers: int | None = None, trace: list | N
     """Run `plan` with `feed_values` for its fed values (in order): the values of its fetches.
 
     With a `trace` list, each kernel run appends ``(node, iteration tags,
-    start, end, thread id, thread name)`` (times from ``time.perf_counter``).
+    start, end, thread id, thread name)`` (times from ``time.perf_counter``);
+    a chain run block by block appends one entry, its `FusedSum` for the node
+    (its ``name`` and ``op`` join its nodes').
     """
     with np.errstate(all="ignore"):
         return _Run(plan, workers, trace).execute(list(feed_values))
@@ -303,6 +307,17 @@ class _Run:
             self.trace.append((self.plan.nodes[node], iteration.tags(), start, time.perf_counter(), thread.ident,
                                thread.name))
 
+    def _fused(self, run, iteration: _Iteration, values):
+        """``run(values)`` (a `FusedSum`), traced as one box named after its kernels if there is a trace."""
+        if self.trace is None:
+            return run(values)
+        start = time.perf_counter()
+        results = run(values)
+        if results is not None:
+            thread = threading.current_thread()
+            self.trace.append((run, iteration.tags(), start, time.perf_counter(), thread.ident, thread.name))
+        return results
+
     def _fill_pool(self) -> None:
         """Keep every worker busy with the waiting kernel first in program order, and maybe one queued behind.
 
@@ -335,11 +350,15 @@ class _Run:
         """
         node, iteration, kernel, values = task
         task.clear()
-        chain_next, kernels = self.plan.chain_next, self.plan.kernels
+        chain_next, kernels, fused = self.plan.chain_next, self.plan.kernels, self.plan.fused
         try:
             with np.errstate(all="ignore"):
                 while True:
-                    if self.trace is None:
+                    run = fused[node]  # element-wise kernels summed whole: block by block, or None
+                    results = None if run is None else self._fused(run, iteration, values)
+                    if results is not None:
+                        node = run.last
+                    elif self.trace is None:
                         results = kernel(values)
                     else:
                         results = self._traced(node, iteration, kernel, values)

@@ -23,6 +23,10 @@ the executor would otherwise decide per node and per iteration:
   pool per iteration, not three, and no hand-off between the kernels. A
   chain whose last result goes to no pool kernel may wait queued behind a
   busy worker (`Plan.may_queue`).
+- **Fused sums.** A chain of element-wise kernels ending in a ``Sum`` over
+  every axis runs block by block (`Plan.fused`, `autoloop.execute.dataflow.fused`):
+  its large intermediate never exists whole, and the sum adds what numpy
+  adds, in numpy's order.
 - **How each loop runs** (`choose`, the cost rule). A loop whose
   iterations cannot overlap profitably runs as *one node* of the frame
   around it: its functional ``While`` compiled to generated code by the
@@ -65,6 +69,7 @@ import numpy as np
 from autoloop.dtypes import variant
 from autoloop.errors import InvalidArgumentError
 from autoloop.execute.dataflow.form import MACHINERY_OPS, Frame, Node, Output
+from autoloop.execute.dataflow.fused import FusedSum
 from autoloop.execute.errors import raise_for_node
 from autoloop.execute.executor import CompiledGraph
 from autoloop.execute.interpreter import kernel_of
@@ -100,11 +105,13 @@ class Plan:
 
     `compile_loops`: None applies the cost rule; True compiles every loop
     that can be (whose work the fetches need whole); False runs every loop
-    as frames.
+    as frames. `fuse_sums=False` runs every chain kernel by kernel, none
+    block by block (`Plan.fused`): the same results, more memory.
     """
 
-    def __init__(self, graph, fetches, fed, targets=(), compile_loops: bool | None = None):
+    def __init__(self, graph, fetches, fed, targets=(), compile_loops: bool | None = None, fuse_sums: bool = True):
         self.graph = graph
+        self.fuse_sums = fuse_sums
         self.fetches = list(fetches)
         self.fed = list(fed)
         for value in self.fetches + self.fed:
@@ -197,12 +204,15 @@ class Plan:
         self.offloadable = [node.op not in MACHINERY_OPS and node.op != "Const" and node.runs_loop is None
                             and control_flow.lookup(node.op) is None and not _small(node.inputs)
                             and not (node.source is not None and has_effects(node.source)) for node in nodes]
+        self.in_place = self._in_place_slots()  # per node: the input its kernel writes its result into, or None
         self.kernels = [_compiled_kernel(node) if node.runs_loop is not None else
                         _in_place_kernel(node, slot) if slot is not None else
                         kernel_of(node.source if node.source is not None else node)
                         if node.op not in MACHINERY_OPS else None
-                        for node, slot in zip(nodes, self._in_place_slots())]
+                        for node, slot in zip(nodes, self.in_place)]
         self.chain_next = [self._chain_next(k) for k in range(len(nodes))]
+        followers = set(self.chain_next)
+        self.fused = [None if k in followers or not self.fuse_sums else self._fused(k) for k in range(len(nodes))]
         self.may_queue = [self._may_queue(k) for k in range(len(nodes))]
         self.merges = [LOOP_MERGE if node.op == "Merge" and node.attrs.get("loop") else
                        BRANCH_MERGE if node.op == "Merge" else 0 for node in nodes]
@@ -224,6 +234,25 @@ class Plan:
                 or not self.offloadable[reader]):
             return None
         return reader
+
+    def _fused(self, k: int) -> FusedSum | None:
+        """The chain from `k` (where a pool task starts) run block by block: element-wise kernels summed whole.
+
+        `k` runs an element-wise ufunc; the nodes chained after it run
+        unary ones, then a ``Sum``: ``reduce_sum(tanh(x * c))``. (Whether
+        the Sum is over every axis, and the arrays' layout and dtype, are
+        checked when it runs.)
+        """
+        nodes, chain_next = self.nodes, self.chain_next
+        if not self.offloadable[k] or not _element_wise(nodes[k]):
+            return None
+        chain, follower = [k], chain_next[k]
+        while follower is not None and _element_wise(nodes[follower]) and len(nodes[follower].inputs) == 1:
+            chain.append(follower)
+            follower = chain_next[follower]
+        if follower is None or nodes[follower].op != "Sum" or nodes[follower].source is None:
+            return None
+        return FusedSum([nodes[j] for j in chain + [follower]], follower, self.in_place[k])
 
     def _may_queue(self, k: int) -> bool:
         """Whether a pool task starting at `k` may wait queued behind a busy worker.
@@ -276,6 +305,11 @@ def _ufunc_node(node: Node) -> bool:
             or control_flow.lookup(node.op) is not None or has_effects(source) or op_attrs_of(source.attrs)):
         return False
     return _allocates(source)
+
+
+def _element_wise(node: Node) -> bool:
+    """Whether `node` runs an element-wise ufunc (`_ufunc_node`, and not a generalized one like matmul)."""
+    return _ufunc_node(node) and registry.get(node.op).kernel_for("numpy").fn.signature is None
 
 
 def _in_place_kernel(node: Node, slot: int):
