@@ -212,15 +212,18 @@ def test_second_derivatives_through_the_jax_compacted_backward():
 
 @needs_jax
 def test_pad_rows_pads_stacked_frames_on_both_backends():
-    def padded(h):
+    def padded(h, rows=4):
         def body(_, s):
             return s[0], (s[0] * 2.0, s[1] + 1)
         ys = al.scan(body=body, initial=(h, al.zeros([3], al.int32)), ys=al.TensorSpec([3], al.float64),
                      cond=lambda _, s: s[1] < al.constant([0, 2, 1]), cond_dims=[3], max_seq_len=4)[0]
         from autoloop.ops.resize_ops import pad_rows
-        return pad_rows(ys, 4) * 1.0
+        return pad_rows(ys, rows) * 1.0
     h = np.array([1.0, 2.0, 3.0])
     expected = np.array([[0, 2, 3], [0, 4, 0], [0, 0, 0], [0, 0, 0]], np.float64)
+    for backend, rows in (("numpy", 2), ("jax", 4)):  # rows=None: as many as the backend holds (the bound on XLA)
+        found = al.function(lambda h: padded(h, None), autograph=False, backend=backend)(h).numpy()
+        np.testing.assert_array_equal(found, expected[:rows])
     for backend in ("numpy", "jax"):
         np.testing.assert_array_equal(al.function(padded, autograph=False, backend=backend)(h).numpy(), expected)
     for backend in ("numpy", "jax"):  # on XLA: PadRowsGrad gives the rows below the stack's length, a stack
