@@ -10,8 +10,8 @@ holds the same value. Where that comes from depends on the level:
   body runs once per forward iteration, in reverse. The forward loop gets
   one more loop variable, a stack (`autoloop.control_flow.stacks`) that
   saves `v` at the iteration counter every iteration; the backward body
-  reads it at its own counter. A value the body captured from outside is read from the
-  level around the loop instead, saving nothing.
+  reads it at its own counter. A value the body captured from outside (or its
+  shape) is read from the level around the loop instead, saving nothing.
 - `BranchResiduals`: `v` is computed in a ``Cond`` branch: it becomes one
   more output of the forward ``Cond`` (the other branch gives a cheap
   placeholder of its dtype), which the level around reads.
@@ -70,6 +70,8 @@ class _SubGraphResiduals(Residuals):
             outer = captured_from(self.forward, value)
             if outer is not None:
                 self._read[value] = self.outer.value(outer)
+            elif _shape_of_capture(self.forward, value) is not None:
+                self._read[value] = self.outer.value(_shape_of_capture(self.forward, value))
             else:
                 known = known_constant(value)  # a Tensor: its truth is no test of being known
                 self._read[value] = known if known is not None else self._save(value)
@@ -77,6 +79,19 @@ class _SubGraphResiduals(Residuals):
 
     def _save(self, value) -> Tensor:
         raise NotImplementedError
+
+
+def _shape_of_capture(graph, value):
+    """Where `value` of `graph` is the ``Shape`` of a value captured from outside: that shape, taken in the level
+    around (the same in every iteration, and known there while compiling on XLA, as a saved copy is not)."""
+    node = value.node
+    if node.op != "Shape":
+        return None
+    outer = captured_from(graph, node.inputs[0])
+    if outer is None:
+        return None
+    with context.building(outer.graph):
+        return apply("Shape", [Tensor(value=outer)], dict(node.attrs))._value
 
 
 class LoopResiduals(_SubGraphResiduals):

@@ -26,9 +26,10 @@ steps with the shapes fixed while compiling:
 
 - the frames stacked by steps 1 and 2 (a number known only when they run)
   are read padded with zeros to the scan's bound ``T`` (`pad_rows`; the
-  length of ``xs``, ``spatial_dim`` or ``max_seq_len``, which must be
-  known: without one, the gradient runs masked), and the backward scan is
-  bounded by ``T`` too;
+  length of ``xs``, ``spatial_dim`` or ``max_seq_len``; without one, to
+  the capacity the backend gives the forward scan's ys and grows when a
+  run needs more: `autoloop.backends.jax.growth`), and the backward scan
+  is bounded by ``T`` (the padded frames' rows) too;
 - step 3 runs in chunks of ``4 B`` pairs (a ``while`` loop of
   ``ceil(sum(L) / 4 B)`` iterations, each one vector-Jacobian product
   summed into the gradients); the last chunk repeats a pair, with a zero
@@ -70,13 +71,13 @@ def applies(node) -> bool:
     attrs = node.attrs
     if attrs["compaction"] != "compact" or attrs["cond_dims"].rank != 1 or attrs["return_tensor_arrays"]:
         return False
-    if not _static_shapes(node):
+    if not static_shapes(node):
         return True
     from autoloop.backends.jax.scan_form import jax_gradient_form  # the static-shape backend's cost rule (IR only)
     return jax_gradient_form(node)[0] == "compacted"
 
 
-def _static_shapes(node) -> bool:
+def static_shapes(node) -> bool:
     """Whether `node`'s graph is compiled with static shapes (`autoloop.backends.Backend.static_shapes`)."""
     root = node.graph
     while root.parent is not None:
@@ -85,9 +86,9 @@ def _static_shapes(node) -> bool:
 
 
 def _bound(node):
-    """The most frames the Scan `node` runs, known while tracing (None: unknown), on a backend with static
-    shapes; None on one without (nothing is padded there)."""
-    return trip_count(node).upper if _static_shapes(node) else None
+    """The most frames the Scan `node` runs, known while tracing (None: unknown: the capacity the backend grows),
+    on a backend with static shapes; False on one without (nothing is padded there)."""
+    return trip_count(node).upper if static_shapes(node) else False
 
 
 def forward(node) -> tuple[list, list]:
@@ -157,7 +158,8 @@ def backward(node, outputs, starts, grads, residuals) -> list:
     specs = [TensorSpec(final[k].shape, final[k].dtype) for k in floating]
     specs += [TensorSpec(xs[k].shape[1:], xs[k].dtype) for k in float_xs]
     start = [lengths - 1, arange(entries)] + state_grads
-    limit = {"max_seq_len": bound} if bound is not None else {}  # no entry runs more frames backward than forward
+    # no entry runs more frames backward than forward: as many as the saved frames' rows (the forward's capacity)
+    limit = {"max_seq_len": shape(residuals.value(starts[0]._value))[0] if bound is None else bound} if bound is not False else {}
     back_ys, back_final, _ = _scan(back_body, start, specs, lambda _, s: greater_equal(s[0], 0), node,
                                    "backward", **limit)
     back_ys = [_padded(y, bound) for y in back_ys]
@@ -165,9 +167,9 @@ def backward(node, outputs, starts, grads, residuals) -> list:
     incoming, x_back = back_ys[:len(floating)], back_ys[len(floating):]
     x_grads = dict(zip(float_xs, [_forward_order(g, lengths, entries, shape(xs[k])[0])
                                   for g, k in zip(x_back, float_xs)]))
-    chunk = CHUNK_ENTRIES * lengths.shape[0] if bound is not None else None
-    capture_grads = _capture_gradients(body, captured, rerun, vjp, ys_grads, state_cotangents(incoming), lengths,
-                                       entries, chunk)
+    chunk = CHUNK_ENTRIES * lengths.shape[0] if bound is not False else None
+    incoming_flat = [_flat(g) if g is not None else None for g in state_cotangents(incoming)]  # outside any loop
+    capture_grads = _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming_flat, lengths, entries, chunk)
     return _by_input(node, groups, [x_grads.get(k) for k in range(len(xs))],
                      [initial_grads.get(k) for k in range(len(final))], capture_grads)
 
@@ -210,8 +212,9 @@ def _scan(body, initial, specs, cond, node, part, xs=None, **options):
 
 
 def _padded(stacked, bound):
-    """Frames a scan stacked, ``[T, B, ...]``, padded to `bound` rows (None: as they are)."""
-    return pad_rows(stacked, bound) if bound is not None else stacked
+    """Frames a scan stacked, ``[T, B, ...]``, padded to `bound` rows (None: to the backend's capacity; False:
+    as they are)."""
+    return pad_rows(stacked, bound) if bound is not False else stacked
 
 
 def _flat(frames):
@@ -236,7 +239,8 @@ def _forward_order(backward, lengths, entries, frames):
 
 def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, entries, chunk) -> dict:
     """Outer captured value -> its gradient: the body once more on every active ``(t, b)`` pair, in one batch
-    (`chunk` None), or in a loop over batches of `chunk` pairs (static shapes)."""
+    (`chunk` None), or in a loop over batches of `chunk` pairs (static shapes). `ys_grads` and `incoming` (the
+    cotangents of the ys and of the new state) are flattened rows, as `_flat` gives them."""
     floating = {outer: p for outer, p in body.captures.items() if outer.dtype.is_floating}
     if not floating:
         return {}
@@ -253,7 +257,7 @@ def _capture_gradients(body, captured, rerun, vjp, ys_grads, incoming, lengths, 
         k = gather(lengths, entry) - 1 - t  # the backward step that ran frame t
         results, _, _, made = rerun(graph, t * entries + entry)
         cotangents = [gather(g, t * entries + entry) if g is not None else None for g in ys_grads]
-        cotangents += [gather(_flat(g), k * entries + entry) if g is not None else None for g in incoming]
+        cotangents += [gather(g, k * entries + entry) if g is not None else None for g in incoming]
         if valid is not None:
             cotangents = [_rows_where(valid, c) if c is not None else None for c in cotangents]
         wrt = [Tensor(value=graph_value(graph, v)) for v in values]  # a chunk loop's captures of them

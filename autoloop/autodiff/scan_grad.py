@@ -43,6 +43,7 @@ def scan_gradient(op, *grads):
         new.set_shape(old.shape)
         rewrite.replace_all_uses(old, new._value)
     made = {id(n) for n in graph.nodes} - before
+    _explain_masked(node, [n for n in graph.nodes if id(n) in made and n.op == "While"])
     inputs = list(dict.fromkeys(node.inputs))  # each value once: a capture may be in both sub-graphs' groups
     found = backprop(graph, [t._value for t in outputs], list(grads), inputs, op.residuals,
                      node_filter=lambda n: id(n) in made)
@@ -52,6 +53,16 @@ def scan_gradient(op, *grads):
         input_grads.append(by_value[value] if value not in seen else None)
         seen.add(value)
     return input_grads
+
+
+def _explain_masked(node, loops) -> None:
+    """On a backend with static shapes, the loops standing for a batched Scan `node` say for ``--explain`` why its
+    gradient is masked there (`autoloop.backends.jax.scan_form.jax_gradient_form`)."""
+    if not node.attrs["cond_dims"].rank or not scan_compacted_grad.static_shapes(node):
+        return
+    from autoloop.backends.jax.scan_form import jax_gradient_form  # the static-shape backend's cost rule (IR only)
+    for loop in loops:
+        loop.attrs["_batched"] = f"the forward of batched scan {node.name!r}; on XLA {jax_gradient_form(node)[1]}"
 
 
 def as_loop(node) -> list:

@@ -209,7 +209,9 @@ def zero_gradient(value, residuals, outer=None):
     if not value.dtype.is_floating:
         return apply("TensorListGradInit", [])
     source = value if outer is None else outer
-    return zeros_for(Spec(value.dtype, value.shape), lambda: residuals.shape(source))
+    zeros = zeros_for(Spec(value.dtype, value.shape), lambda: residuals.shape(source))
+    zeros.set_shape(value.shape)  # the dims known while tracing, which zeros of a run-time shape lose
+    return zeros
 
 
 def outer_of(node, placeholder):

@@ -110,7 +110,9 @@ register(OpDef("PadGrad", kernel=_pad_grad_kernel, infer=_pad_grad_infer,
 # -- PadRows: zero rows appended up to a number known while tracing ---------------------------------
 # Frames that a loop stacks (a scan's ys) have as many rows as frames ran, a number known only when it runs;
 # a backend with static shapes (XLA) holds them in a buffer of the loop's bound. PadRows gives that buffer a
-# meaning on every backend: `x` with zero rows appended on axis 0 up to `rows` (`x` has at most `rows`). Its
+# meaning on every backend: `x` with zero rows appended on axis 0 up to `rows` (`x` has at most `rows`); `rows`
+# None pads to the rows the backend holds: none on numpy (`x` as it is), the buffer's capacity on XLA (a loop
+# with no bound known while tracing, whose capacity the program grows: `autoloop.backends.jax.growth`). Its
 # second input is `x`'s shape, taken beside it: what the gradient reads (a gradient built in another loop reads
 # that shape, never `x`, which on XLA may be a stack of run-time length).
 def _pad_rows_infer(x, x_shape, rows):
@@ -120,6 +122,8 @@ def _pad_rows_infer(x, x_shape, rows):
         raise ValueError("PadRows: the input must have rows (axis 0), got a scalar")
     if x.shape.rank is None:
         return Spec(x.dtype, TensorShape(None))
+    if rows is None:
+        return Spec(x.dtype, TensorShape([None]).concatenate(x.shape[1:]))
     if x.shape[0] is not None and x.shape[0] > rows:
         raise ValueError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
     return Spec(x.dtype, TensorShape([rows]).concatenate(x.shape[1:]))
@@ -127,6 +131,8 @@ def _pad_rows_infer(x, x_shape, rows):
 
 def _pad_rows_kernel(x, x_shape, rows):
     x = np.asarray(x)
+    if rows is None:
+        return x
     if x.shape[0] > rows:
         raise InvalidArgumentError(f"PadRows: the input has {x.shape[0]} rows, more than the {rows} to pad to")
     return np.concatenate([x, np.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
@@ -168,8 +174,9 @@ register(OpDef("PadRowsGrad", kernel=lambda grad, x_shape: np.asarray(grad)[:int
                kernels={"jax": "autoloop.backends.jax.kernels.arrays:pad_rows_grad"}))
 
 
-def pad_rows(tensor, rows: int, name=None) -> Tensor:
-    """`tensor` with rows of zeros appended on axis 0 up to `rows` rows (an InvalidArgumentError if it has more).
+def pad_rows(tensor, rows: int | None, name=None) -> Tensor:
+    """`tensor` with rows of zeros appended on axis 0 up to `rows` rows (an InvalidArgumentError if it has more);
+    `rows` None: up to the rows the backend holds (none on numpy, a stack's capacity on XLA).
 
         >>> pad_rows(constant([[1, 2]]), 3).numpy()
         array([[1, 2],
@@ -178,7 +185,8 @@ def pad_rows(tensor, rows: int, name=None) -> Tensor:
     """
     from autoloop.ops.array_ops import shape
     tensor = convert(tensor)
-    return apply("PadRows", [tensor, shape(tensor)], {"rows": static_int(rows, "PadRows", "rows")}, name=name)
+    return apply("PadRows", [tensor, shape(tensor)], {"rows": static_int(rows, "PadRows", "rows") if rows is not None else None},
+                 name=name)
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tensor:

@@ -48,16 +48,16 @@ def _scans(function, args):
     return {n.name: n for n in function.get_concrete_function(*args).graph.walk() if n.op == "Scan"}
 
 
-def _check_directional_derivatives(loss, args, grads, step=1e-6):
-    """Central differences of the loss on XLA along random directions against the gradients."""
-    value = al.function(loss, autograph=False, backend="jax")
+def _check_directional_derivatives(loss, args, grads, step=1e-6, rtol=1e-6, backend="jax"):
+    """Central differences of the loss on `backend` (XLA) along random directions against the gradients."""
+    value = al.function(loss, autograph=False, backend=backend)
     rng = np.random.default_rng(2)
     for _ in range(3):
         directions = [rng.normal(size=np.shape(g)) for g in grads]
         shifted = [float(value(*[a + sign * step * d for a, d in zip(args, directions)], *args[len(grads):]).numpy())
                    for sign in (1, -1)]
         exact = sum(float(np.sum(g * d)) for g, d in zip(grads, directions))
-        np.testing.assert_allclose(exact, (shifted[0] - shifted[1]) / (2 * step), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(exact, (shifted[0] - shifted[1]) / (2 * step), rtol=rtol, atol=1e-7)
 
 
 @pytest.fixture
@@ -154,8 +154,8 @@ def _bounded_arguments():
 
 @needs_jax
 def test_the_cost_rule_chooses_the_jax_backward():
-    """The compacted backward where the forward runs in stages, the frames have a bound, and a step has work enough
-    (or compaction=True); else the masked one, which the gradients equal."""
+    """The compacted backward where the forward runs in stages and a step has work enough (or compaction=True),
+    with or without a bound on the frames; else the masked one, which the gradients equal."""
     from autoloop.backends.jax.scan_form import jax_gradient_form
     h0, w, counts = _bounded_arguments()
 
@@ -168,8 +168,7 @@ def test_the_cost_rule_chooses_the_jax_backward():
     assert small[0] == "masked" and "below 131,072" in small[1], small
     wide = np.random.default_rng(1).normal(size=[128, 128]) * 0.05
     assert form(np.ones([8, 128]), wide, counts, compaction="auto")[0] == "compacted"  # 8 x 128 x 128: enough
-    unbounded = form(h0, w, counts, bound=None)
-    assert unbounded[0] == "masked" and "no bound on the frames" in unbounded[1], unbounded
+    assert form(h0, w, counts, bound=None) == ("compacted", "compacted backward (compaction=True)")  # a capacity
     assert form(h0[:4], w, counts[:4], compaction="auto") == ("masked", "masked backward: the forward runs masked "
                                                                "like jax.vmap: 4 entries, fewer than 8, leave little to drop")
     for options in ({"compaction": "auto"}, {"bound": None}):
@@ -177,7 +176,10 @@ def test_the_cost_rule_chooses_the_jax_backward():
                                       autograph=False, backend=backend) for backend in ("numpy", "jax")}
         for got, expected in zip(grads["jax"](h0, w, counts), grads["numpy"](h0, w, counts), strict=True):
             np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, atol=1e-13)
-        assert "scan_backward" not in _scans(grads["jax"], (h0, w, counts))
+        assert ("scan_backward" in _scans(grads["jax"], (h0, w, counts))) == ("bound" in options)
+        explained = format_batching(grads["jax"].get_concrete_function(h0, w, counts).graph, backend="jax")
+        assert ("while loop 'scan_loop'" in explained and "the forward of batched scan 'scan'; on XLA masked "
+                "backward: a step is about 184 flops over the batch, below 131,072" in explained) != ("bound" in options)
         assert "scan_backward" in _scans(grads["numpy"], (h0, w, counts))
 
 
@@ -200,19 +202,28 @@ def test_second_derivatives_through_the_jax_compacted_backward():
         expected = al.function(fn, autograph=False)(h0, w, counts).numpy()
         np.testing.assert_allclose(on_jax(h0, w, counts).numpy(), expected, rtol=1e-10, atol=1e-12)
         assert any(name.endswith("_backward") for name in _scans(on_jax, (h0, w, counts)))
+    # without a bound (the frames in a capacity the program grows): the chunk loop's saved shapes stay static
+    unbounded = al.function(lambda a, b, c: al.hessians(_bounded_loss(a, b, c, bound=None), [b])[0], autograph=False,
+                            backend="jax")
+    np.testing.assert_allclose(unbounded(h0, w, counts).numpy(), al.function(hessian, autograph=False)(h0, w, counts),
+                               rtol=1e-10, atol=1e-12)
+    assert any(name.endswith("_backward") for name in _scans(unbounded, (h0, w, counts)))
 
 
 @needs_jax
 def test_pad_rows_pads_stacked_frames_on_both_backends():
-    def padded(h):
+    def padded(h, rows=4):
         def body(_, s):
             return s[0], (s[0] * 2.0, s[1] + 1)
         ys = al.scan(body=body, initial=(h, al.zeros([3], al.int32)), ys=al.TensorSpec([3], al.float64),
                      cond=lambda _, s: s[1] < al.constant([0, 2, 1]), cond_dims=[3], max_seq_len=4)[0]
         from autoloop.ops.resize_ops import pad_rows
-        return pad_rows(ys, 4) * 1.0
+        return pad_rows(ys, rows) * 1.0
     h = np.array([1.0, 2.0, 3.0])
     expected = np.array([[0, 2, 3], [0, 4, 0], [0, 0, 0], [0, 0, 0]], np.float64)
+    for backend, rows in (("numpy", 2), ("jax", 4)):  # rows=None: as many as the backend holds (the bound on XLA)
+        found = al.function(lambda h: padded(h, None), autograph=False, backend=backend)(h).numpy()
+        np.testing.assert_array_equal(found, expected[:rows])
     for backend in ("numpy", "jax"):
         np.testing.assert_array_equal(al.function(padded, autograph=False, backend=backend)(h).numpy(), expected)
     for backend in ("numpy", "jax"):  # on XLA: PadRowsGrad gives the rows below the stack's length, a stack
@@ -229,3 +240,58 @@ def test_pad_rows_refuses_more_rows_and_searchsorted_takes_empty_values():
         al.function(lambda x: pad_rows(x, 2), input_signature=[al.TensorSpec([None, 2])])(np.zeros([3, 2], np.float32))
     found = al.searchsorted(al.constant([1, 3], al.int32), al.zeros([0], al.int32), side="right")
     assert found.shape == (0,) and found.dtype is al.int32  # no pair to number: a scan in which no entry ran
+
+
+def _counted_loop(w):
+    """A per-entry ``while`` with no bound known while compiling: ``k < n`` steps of ``tanh(v @ w)``."""
+    def one(entry):
+        v, n = entry
+        k = al.constant(0)
+        while k < n:
+            v = al.tanh(al.expand_dims(v, 0) @ w)[0] * 1.1
+            k += 1
+        return v
+    return one
+
+
+@needs_jax
+def test_an_unbounded_vectorized_map_loop_takes_the_compacted_backward_and_grows_its_capacity(monkeypatch):
+    """No maximum_iterations: the frames the forward saves and the backward collects are held in a capacity the
+    program grows (`growth`: 64, then 128 for trip counts up to 100, compiled again, never cut short)."""
+    from autoloop.backends.jax import program, scan_form
+    compiles = []
+    original = program.JaxProgram._compile
+    monkeypatch.setattr(program.JaxProgram, "_compile", lambda self: compiles.append(1) or original(self))
+    rng = np.random.default_rng(5)  # 16 entries of 96 values: work enough for the cost rule to compact
+    x, w = rng.normal(size=[16, 96]), np.eye(96) * 0.9 + rng.normal(size=[96, 96]) * 0.01
+    counts = np.array([0, 1, 2, 3, 3, 4, 5, 6, 8, 9, 12, 15, 20, 30, 60, 100], np.int32)
+
+    def loss(x, w, counts):
+        return al.reduce_sum(al.sin(al.vectorized_map(_counted_loop(w), (x, counts), fallback_to_while_loop=False)))
+
+    def gradient(backend):
+        return al.function(lambda x, w, c: al.gradients(loss(x, w, c), [x, w]), autograph=False, backend=backend)
+    compacted = gradient("jax")
+    got = [g.numpy() for g in compacted(x, w, counts)]
+    assert len(compiles) == 2  # the first capacity, 64 frames, then 128
+    capacities = compacted.get_concrete_function(x, w, counts).compiled._capacities
+    assert [(loop.name, n) for loop, n in capacities.items()] == [("while_forward", 128)]  # the backward: as many
+    scans = _scans(compacted, (x, w, counts))
+    assert set(scans) == {"while_forward", "while_backward"}, scans
+    assert scan_form.jax_gradient_form(_scans(al.function(loss, autograph=False, backend="jax"),
+                                              (x, w, counts))["while"]) == (
+        "compacted", "compacted backward (a step is about 153,664 flops over the batch)")
+    explained = format_batching(compacted.get_concrete_function(x, w, counts).graph, backend="jax")
+    assert explained.count("on XLA compacted in stages of 16, 8, ..., 1 rows") == 2 and "'while_backward'" in explained
+    looped = al.function(lambda x, w, c: al.gradients(al.reduce_sum(al.sin(al.map_fn(_counted_loop(w), (x, c),
+                                                                                      fn_output_signature=al.float64))),
+                                                      [x, w]), autograph=False)
+    for g, e in zip(got, looped(x, w, counts), strict=True):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(scan_form, "MIN_GRADIENT_WORK", 1 << 40)  # the masked backward, on JAX too
+    masked = gradient("jax")
+    for g, e in zip(got, masked(x, w, counts), strict=True):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-10, atol=1e-12)
+    assert not _scans(masked, (x, w, counts))
+    # (the loss on numpy, which the JAX forward equals: one compile fewer; a loss of about 6,000)
+    _check_directional_derivatives(loss, [x, w, counts], got, rtol=1e-5, backend="numpy")

@@ -184,3 +184,29 @@ def test_an_inner_loop_bounded_by_the_outer_counter_needs_no_capacity():
         assert al.function(triangle, backend=on)(al.constant(1)).numpy().tolist() == expected
     np.testing.assert_allclose(al.function(gradient, backend="jax")(x).numpy(), al.function(gradient)(x).numpy(),
                                rtol=1e-12)
+
+
+def _counted_frames(counts, printed=False):
+    """A batched scan collecting ys, with no bound on its frames: entry b runs ``counts[b]`` frames."""
+    def body(_, state):
+        if printed:
+            al.print(state[1])
+        return state[0], (state[0] + 1.0, state[1] + 1)
+    ys = al.scan(body=body, initial=(al.zeros([3]), al.zeros([3], al.int32)), ys=al.TensorSpec([3], al.float32),
+                 cond=lambda _, s: s[1] < counts, cond_dims=[3])[0]
+    return al.reduce_sum(ys, axis=0)
+
+
+def test_a_scan_collecting_ys_without_a_bound_grows_its_capacity_itself(monkeypatch):
+    counts = np.array([0, 70, 3], np.int32)
+    traced = al.function(_counted_frames, autograph=False, backend="jax")
+    np.testing.assert_array_equal(traced(counts).numpy(), [0, 69 * 70 / 2, 3])
+    assert list(traced.get_concrete_function(counts).compiled._capacities.values()) == [128]
+    with pytest.raises(BackendError, match="give max_seq_len"):  # a print would be seen twice: no growing
+        al.function(lambda c: _counted_frames(c, printed=True), autograph=False, backend="jax")(counts)
+    from autoloop.backends.jax import growth
+    monkeypatch.setattr(growth, "MOST_CAPACITY", 100)
+    with pytest.raises(LoopCapacityError, match="the scan at .* would run more than 64 frames, the most "
+                                                "backend='jax' preallocates for its ys .* never cut short. Give it "
+                                                "max_seq_len"):
+        al.function(_counted_frames, autograph=False, backend="jax")(counts)

@@ -21,9 +21,10 @@ import numpy as np
 
 from autoloop import dtypes
 from autoloop.backends.jax.checks import Sites
-from autoloop.backends.jax.growth import capacity_site
+from autoloop.backends.jax.growth import FIRST_CAPACITY, capacity_site
 from autoloop.backends.jax.interrupts import Watch
 from autoloop.backends.jax.layouts import Layouts
+from autoloop.backends.jax.scan import needs_capacity
 from autoloop.backends.jax.marks import calls_host, unsupported
 from autoloop.ir import control_flow
 from autoloop.ir.effects import has_effects
@@ -46,6 +47,10 @@ class ProgramFacts:
         # The loops with a provisional capacity (`growth`; None: the program may not grow them), and their checks.
         self.capacities = capacities
         self.layouts = Layouts(graph, capacities)
+        if capacities is not None:  # a scan that collects ys with no bound gets one too
+            for node in graph.walk():
+                if needs_capacity(node):
+                    capacities.setdefault(node, FIRST_CAPACITY)
         self.sites = find_sites(graph)
         self.capacity_sites = {loop: self.sites.add(loop, *capacity_site(loop, capacity))
                                for loop, capacity in (capacities or {}).items()}

@@ -1,7 +1,8 @@
 """Capacities the program grows itself: a loop XLA must bound, which nothing bounds, in a program safe to rerun.
 
-XLA preallocates what a loop appends to or saves for a gradient, so it
-needs a bound on the loop's iterations (`autoloop.ir.trips`). Where none is
+XLA preallocates what a loop appends to or saves for a gradient (or the
+ys a scan collects: the frames a compacted gradient saves), so it needs a
+bound on the loop's iterations (`autoloop.ir.trips`). Where none is
 plain in the loop and none was given (``capacity=``), a program whose runs
 have no effect but their results gets a *provisional* capacity for that
 loop, `FIRST_CAPACITY`, checked as the loop runs like a given one. A run
@@ -54,6 +55,11 @@ def capacity_site(node, capacity: int):
     """The site rule of the loop `node` with the provisional `capacity`: it fails when an iteration would go
     past it, and then asks for a larger one, or past `MOST_CAPACITY` raises the user's `LoopCapacityError`."""
     def reproduce():
+        if capacity * 2 > MOST_CAPACITY and node.op == "Scan":
+            raise_at(LoopCapacityError(
+                f"the scan at {format_location(node.location)} would run more than {capacity} frames, the most "
+                f"backend='jax' preallocates for its ys without a bound; the scan is never cut short. Give it "
+                f"max_seq_len (or xs, or spatial_dim), or run on backend='numpy'"), node.location)
         if capacity * 2 > MOST_CAPACITY:
             raise_at(LoopCapacityError(
                 f"the loop at {format_location(node.location)} would run more than {capacity} iterations, the "

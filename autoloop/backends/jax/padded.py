@@ -14,8 +14,8 @@ result from the rows below the length, and have a rule here:
   for the ``BroadcastTo`` that a sum's gradient spreads back with (a
   stacked list of the same length, zero past it), which the list's
   gradient (``TensorListGradUnstack``) reads back as a list;
-- ``PadRows`` to at least the buffer's rows: the buffer, zeros past the
-  length (how a compacted scan's gradient reads the frames it stacked),
+- ``PadRows`` to at least the buffer's rows (or to its capacity, ``rows``
+  None): the buffer, zeros past the length (how a compacted scan's gradient reads the frames it stacked),
   and its gradient ``PadRowsGrad``, remembered ``Shape`` in hand: a stack
   of the same length.
 
@@ -116,7 +116,7 @@ def _gradient_unstack(lowering, node, args, attrs):
 def _pad_rows(lowering, node, args, attrs):
     """The whole buffer: the rows past the length are zeros, as the padding's are (`pad_rows`)."""
     padded = args[0]
-    rows = attrs["rows"]
+    rows = attrs["rows"] if attrs["rows"] is not None else getattr(padded, "items", padded).shape[0]
     if not isinstance(padded, Padded) or padded.items.shape[0] > rows:
         return None  # a buffer larger than the rows asked for: its length may not fit, as numpy would check
     import jax.numpy as jnp

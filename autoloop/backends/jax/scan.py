@@ -17,9 +17,12 @@ evaluated at the end of each frame (and once before the first), so that
 its run-time checks can fail the loop.
 
 The ys of a scan that stops on a cond have a length known only when it
-runs: they come back trimmed as results of the function (`buffers.Padded`);
-a scan with ys and a cond needs a bound (``max_seq_len``, ``xs`` or
-``spatial_dim``) to preallocate them.
+runs: they come back trimmed as results of the function (`buffers.Padded`).
+They are preallocated to the scan's bound (``max_seq_len``, ``xs`` or
+``spatial_dim``); without one (`needs_capacity`), a program safe to rerun
+gives the scan a provisional capacity that grows when a run needs more
+frames (`autoloop.backends.jax.growth`; never a shorter scan), and any
+other program is a `BackendError` asking for a bound.
 """
 
 from __future__ import annotations
@@ -49,6 +52,25 @@ def _counts_site(node):
         max_seq_len = values[-1] if groups.max_seq_len else None
         frame_limit([np.zeros(n) for n in lengths], spatial_dim, max_seq_len)
     return [(np.dtype(v.dtype.as_numpy_dtype), ()) for v in counts], reproduce
+
+
+def needs_capacity(node) -> bool:
+    """Whether the Scan `node` collects ys with no bound on its frames, known while compiling: it needs a
+    capacity (`autoloop.backends.jax.growth`). Frame counts computed from the shape of a `pad_rows` (a compacted
+    gradient's backward scan, bounded by the frames of its forward) are known while compiling on XLA."""
+    if node.op != "Scan" or not node.attrs["num_ys"] or node.attrs["return_tensor_arrays"]:
+        return False
+    groups = control_flow.operands(node)
+    counts = list(groups.spatial_dim) + list(groups.max_seq_len)
+    return trip_count(node).upper is None and not any(_from_padded_shape(c) for c in counts)
+
+
+def _from_padded_shape(value) -> bool:
+    """Whether `value` is computed from the shape of a `pad_rows` (never a stack of run-time length on XLA)."""
+    node = value.node
+    if node.op == "Shape":
+        return node.inputs[0].node.op == "PadRows"
+    return node.op in ("StridedSlice", "Cast", "Identity") and _from_padded_shape(node.inputs[0])
 
 
 def lower_scan(lowering, node, args) -> list:
@@ -152,6 +174,8 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     rank = attrs["cond_dims"].rank or 0
     has_cond, before = attrs["has_cond"], attrs["cond_before_body"]
     bound = int(limit) if is_static(limit) else trip_count(node).upper
+    capacity = (lowering.facts.capacities or {}).get(node) if bound is None else None  # `growth`: see above
+    bound = capacity if bound is None else bound
     if num_ys and bound is None:
         raise unsupported(node, "a scan that collects ys and stops on its cond, with no bound on its frames,", (
             "XLA preallocates the ys: give max_seq_len (or xs, or spatial_dim), or run on backend='numpy'"))
@@ -199,7 +223,7 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     carry = (jnp.int32(0), active, jnp.zeros(entries, jnp.int32), tuple(state), ys, errors)
     for position, size in enumerate(sizes):
         next_size = sizes[position + 1] if position + 1 < len(sizes) else 0
-        carry = _stage(lowering, node, groups, carry, position and size, next_size, frame, still, limit)
+        carry = _stage(lowering, node, groups, carry, position and size, next_size, frame, still, limit, capacity)
     step, _, lengths, values, ys, lowering.errors = carry
     if not rank:
         lengths = step
@@ -211,9 +235,10 @@ def _masked(lowering, node, groups, xs, state, limit) -> list:
     return outputs + list(values) + [lengths]
 
 
-def _stage(lowering, node, groups, carry, size, next_size, frame, still, limit):
+def _stage(lowering, node, groups, carry, size, next_size, frame, still, limit, capacity=None):
     """One ``lax.while_loop`` over `size` working rows (0: every row, in place), the most active ones gathered
-    to the front; it stops when `next_size` rows (0: none) would hold the active ones, and writes its rows back."""
+    to the front; it stops when `next_size` rows (0: none) would hold the active ones, and writes its rows back.
+    A frame past a provisional `capacity` fails the run (which grows it), never cuts the scan short."""
     import jax
     import jax.numpy as jnp
     body, num_ys, rank = node.attrs["body"], node.attrs["num_ys"], node.attrs["cond_dims"].rank or 0
@@ -232,6 +257,8 @@ def _stage(lowering, node, groups, carry, size, next_size, frame, still, limit):
 
     def body_fn(carry):
         step, active, lengths, values, ys, errors = carry
+        if capacity is not None:
+            errors = errors.fail(lowering.facts.capacity_sites[node], step >= capacity)
         results, errors = run_subgraph(lowering, body, frame(step, rows) + list(values) + list(groups.body_captures),
                                        errors)
         new = [lowering.facts.carry_value(r, p) for r, p in zip(results[num_ys:], body.inputs[len(groups.xs):])]

@@ -35,10 +35,11 @@ the cond and body produces (times the inner dimension for a matrix product).
 The gradient of such a Scan (`jax_gradient_form`) is compacted
 (`autoloop.autodiff.scan_compacted_grad`: a forward in stages that saves
 each frame's state, a backward scan in stages, captured tensors' gradients
-summed in chunks) where the forward runs in stages, the frames have a
-bound known while compiling (XLA preallocates the saved states), and a
-step's work over the batch is at least `MIN_GRADIENT_WORK` (or the scan is
-itself a part of such a gradient: a second derivative); otherwise it is
+summed in chunks) where the forward runs in stages and a step's work over
+the batch is at least `MIN_GRADIENT_WORK` (XLA preallocates the saved
+states to the frames' bound, or without one to a capacity the program
+grows: `autoloop.backends.jax.growth`), or the scan is itself a part of
+such a gradient (a second derivative); otherwise it is
 masked (a ``lax.while_loop`` and its stacks). The saved frames and the
 extra loops cost more than the rows they drop on narrow bodies: 64 entries
 of ``tanh(h @ W)``, trip counts up to 1,000, took 1.9x (W 4 x 4, about
@@ -80,17 +81,13 @@ def jax_form(node) -> tuple[str, str]:
 def jax_gradient_form(node) -> tuple[str, str]:
     """``("compacted" | "masked", why)`` for the gradient of the Scan `node` on ``backend="jax"``; see the
     module docstring."""
-    from autoloop.ir.trips import trip_count
     form, why = jax_form(node)
-    if node.attrs["compaction"] == "compact" and node.attrs.get("_gradient_of") and trip_count(node).upper:
+    if node.attrs["compaction"] == "compact" and node.attrs.get("_gradient_of"):
         # a scan of a compacted gradient (a second derivative): the masked gradient of a body with gradients
         # inside cannot compile on static shapes (the shapes it saves become values of the run)
         return "compacted", f"compacted backward (a part of the compacted gradient of {node.attrs['_gradient_of']!r})"
     if form != "stages":
         return "masked", f"masked backward: the forward runs {why}"
-    if trip_count(node).upper is None:
-        return "masked", ("masked backward: no bound on the frames known while compiling (give max_seq_len, xs "
-                          "or spatial_dim) to preallocate the states it saves")
     if node.attrs.get("_compaction_required"):
         return "compacted", "compacted backward (compaction=True)"
     rows = entry_rows(node)

@@ -313,7 +313,10 @@ def ensure_shape(lowering, node, x, shape):
 
 def pad_rows(x, x_shape, rows):
     """`x` with zero rows appended up to `rows` (`autoloop.ops.resize_ops.pad_rows`; shapes are static here, so
-    `x` holding more rows failed while tracing). A padded stack has its own rule (`padded`)."""
+    `x` holding more rows failed while tracing; `rows` None: `x`, rows as it has). A padded stack has its own rule
+    (`padded`)."""
+    if rows is None:
+        return x
     return jnp.concatenate([x, jnp.zeros((rows - x.shape[0],) + x.shape[1:], x.dtype)])
 
 
