@@ -164,5 +164,6 @@ def numpy_sums_pairwise() -> bool:
     return True
 
 
-def _ufunc(node) -> np.ufunc:
+def _ufunc(node):
+    """The numpy function of `node`'s kernel: a `np.ufunc` where the chain may be fused."""
     return registry.get(node.op).kernel_for("numpy").fn
