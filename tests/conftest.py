@@ -109,3 +109,14 @@ def _compiled_for_jax(concrete):
     if program is None:
         program = concrete.__dict__["_differential"] = concrete.compile(concrete.graph)
     return program
+
+
+@pytest.fixture
+def pythons_sigint_handler():
+    """Python's own SIGINT handler (`KeyboardInterrupt`) for the test, as an interactive Python has it: a
+    process started in the background by a non-interactive shell inherits SIGINT ignored, and Python then
+    installs no handler, so Ctrl-C would reach nothing."""
+    import signal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -329,7 +329,7 @@ def test_ctrl_c_while_the_quick_program_runs_is_raised_from_the_loop_line():
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals: main thread")
-def test_a_watched_call_after_the_quick_one_gave_up_listens_from_its_start():
+def test_a_watched_call_after_the_quick_one_gave_up_listens_from_its_start(pythons_sigint_handler):
     f = al.function(count_up, backend="jax")
     program = f.get_concrete_function(al.constant(1), al.constant(0)).compiled
     jitted, handlers = program._jitted, []

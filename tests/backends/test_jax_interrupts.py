@@ -122,7 +122,7 @@ def _on_a_device_thread(watch, location):
     return answers[0]
 
 
-def test_a_host_call_off_the_main_thread_hears_ctrl_c_before_pythons_handler_runs():
+def test_a_host_call_off_the_main_thread_hears_ctrl_c_before_pythons_handler_runs(pythons_sigint_handler):
     from autoloop.backends.jax.interrupts import Watch
     watch, loop = Watch(("f.py", 3)), ("f.py", 5)
     answers = []
@@ -135,7 +135,7 @@ def test_a_host_call_off_the_main_thread_hears_ctrl_c_before_pythons_handler_run
     assert watch.run(lambda: 7, ()) == 7  # and the next call, listening from its start, runs
 
 
-def test_the_wakeup_descriptor_is_given_back_with_the_signals_the_call_did_not_consume():
+def test_the_wakeup_descriptor_is_given_back_with_the_signals_the_call_did_not_consume(pythons_sigint_handler):
     from autoloop.backends.jax.interrupts import Watch
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
