@@ -125,13 +125,14 @@ def _on_a_device_thread(watch, location):
 def test_a_host_call_off_the_main_thread_hears_ctrl_c_before_pythons_handler_runs(pythons_sigint_handler):
     from autoloop.backends.jax.interrupts import Watch
     watch, loop = Watch(("f.py", 3)), ("f.py", 5)
-    answers = []
+    answers, wakeup = [], signal.set_wakeup_fd(-1)  # whatever had the descriptor before (an event loop's, say)
+    signal.set_wakeup_fd(wakeup)
     with pytest.raises(KeyboardInterrupt) as caught:
         watch.run(lambda: answers.append(_on_a_device_thread(watch, loop)), (), listen=True)
     assert bool(answers[0][0])  # the host call told the loop to stop
     assert caught.value.autoloop_location == loop
     assert watch.listen_first  # its host calls run off the main thread: later calls listen from their start
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and signal.set_wakeup_fd(-1) == -1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and signal.set_wakeup_fd(wakeup) == wakeup
     assert watch.run(lambda: 7, ()) == 7  # and the next call, listening from its start, runs
 
 
