@@ -140,7 +140,7 @@ def test_the_wakeup_descriptor_is_given_back_with_the_signals_the_call_did_not_c
     from autoloop.backends.jax.interrupts import Watch
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
-    signal.set_wakeup_fd(write_end)  # an event loop's, say
+    before = signal.set_wakeup_fd(write_end)  # an event loop's, say
     previous = signal.signal(signal.SIGUSR1, lambda *_: None)
     try:
         watch = Watch(("f.py", 3))
@@ -154,6 +154,6 @@ def test_the_wakeup_descriptor_is_given_back_with_the_signals_the_call_did_not_c
         assert os.read(read_end, 16) == bytes([signal.SIGUSR1])  # and told of the signal it missed
     finally:
         signal.signal(signal.SIGUSR1, previous)
-        signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(before)
         os.close(read_end)
         os.close(write_end)
