@@ -180,6 +180,14 @@ def test_the_gradient_mode_checks_the_tape_against_finite_differences(monkeypatc
     assert [m.kind for m in gradients.run_gradients(program, ("numpy", "eager tape")).modes] == [OK, WRONG]
 
 
+def test_a_kink_exactly_at_the_point_is_not_checked_against_finite_differences():
+    # maximum(a, 0.3) at a = 0.3: the tape takes the first argument's slope (1, TensorFlow's rule), central
+    # differences of every step give the mean of the two (0.5) and agree with each other (seed 517, program 112).
+    source = "def generated(a, b, xs):\n    return al.maximum(a, 0.60 * 0.5) * b + al.reduce_sum(xs)\n"
+    program = Program(source + gradients.GRADIENT_OF, seed=0, index=0, args=(0.3, 0.8, [0.5]), mixed=())
+    assert [m.kind for m in gradients.run_gradients(program, ("numpy", "eager tape")).modes] == [OK, OK]
+
+
 def test_a_gradient_program_without_loops_is_traced_once_for_both_of_its_runs(monkeypatch):
     # Checkpointing changes only loops: without any, the checkpoint run calls the same function again
     # (its cached trace), and with one it gets a function and a trace of its own.
