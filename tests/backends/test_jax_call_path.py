@@ -25,6 +25,7 @@ from autoloop.tensor import Tensor
 jax = pytest.importorskip("jax",
                           reason="JAX is not installed: pip install 'autoloop[jax]' runs the JAX backend's tests")
 jnp = jax.numpy
+from autoloop.backends.jax.interrupts import first_countdown  # noqa: E402 - needs JAX
 
 RETRACING_ON_PURPOSE = pytest.mark.filterwarnings("ignore::autoloop.RetracingWarning")
 
@@ -256,7 +257,9 @@ def test_a_short_loop_runs_the_quick_program_and_a_long_one_the_watched_program(
     program = program_of(f)
     assert program._quick is not None and not program.facts.watch.ran_long
     assert program._quick._cache_size() == 1 and program._jitted._cache_size() == 0  # the watched one: never run
-    long = 3 * (1 << 22)  # past any loop's first countdown
+    (loop,) = [node for node in f.get_concrete_function(al.constant(10), al.constant(0)).graph.walk()
+               if node.op == "While"]
+    long = 3 * first_countdown(loop.attrs["body"], jax.default_backend())  # past its first countdown
     assert f(al.constant(long), al.constant(0)).numpy() == long  # gave up, then watched
     assert program.facts.watch.ran_long  # the next call goes to the watched program directly
     assert f(al.constant(7), al.constant(0)).numpy() == 7
@@ -275,6 +278,27 @@ def test_a_result_equal_to_the_marker_is_the_true_result(dtype):
     result = f(al.constant(n), al.constant(np.asarray(start, dtype))).numpy()
     assert result.dtype == dtype and result == marker
     assert np.asarray(result).tobytes() == np.asarray(marker).tobytes()
+
+
+def test_the_first_countdown_counts_an_accelerators_cost_of_an_iteration():
+    f = al.function(count_up, backend="jax")
+    (loop,) = [node for node in f.get_concrete_function(al.constant(10), al.constant(0)).graph.walk()
+               if node.op == "While"]
+    body = loop.attrs["body"]
+    on_cpu, on_gpu = first_countdown(body, "cpu"), first_countdown(body, "gpu")
+    assert on_cpu > 1 << 18  # a scalar body: hundreds of thousands of iterations, a few milliseconds on a CPU
+    assert 256 <= on_gpu <= 512  # each about 10 µs on a GPU: the first host call within about 5 ms, not seconds
+    assert first_countdown(body, "tpu") == on_gpu
+
+    def products(m, w, steps):
+        for _ in al.range(steps):
+            m = al.matmul(m, w)
+        return m
+    big = al.function(products, backend="jax")
+    (loop,) = [node for node in big.get_concrete_function(np.ones((512, 512)), np.ones((512, 512)),
+                                                          al.constant(20)).graph.walk() if node.op == "While"]
+    assert first_countdown(loop.attrs["body"], "cpu") <= 8  # about a millisecond an iteration on a CPU
+    assert first_countdown(loop.attrs["body"], "gpu") >= 400  # about 10 µs on a GPU: twenty never ask
 
 
 def test_give_up_markers():

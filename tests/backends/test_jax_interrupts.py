@@ -68,7 +68,8 @@ def _interrupt(tmp_path, command, delay=0.5, source=ENDLESS):
     (tmp_path / "endless.py").write_text(source)
     (tmp_path / "script.py").write_text(SCRIPT)
     process = subprocess.Popen(interruptible(command[1:]), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                   filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     try:
         assert process.stdout.readline() == "running\n"
         time.sleep(delay)  # the loop runs

@@ -274,7 +274,8 @@ def test_ctrl_c_while_the_graph_loops_prints_one_line_and_exits_130(tmp_path):
         """))
     process = subprocess.Popen(interruptible(["-m", "autoloop", "run", "endless.py::spin", "1"]), cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                   filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     try:
         assert process.stdout.readline() == "running\n"  # the graph's print: the loop runs next
         time.sleep(0.2)

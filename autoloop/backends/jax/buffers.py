@@ -68,12 +68,13 @@ class Buffer:
     def element(self, index):
         import jax
         from jax import lax
-        return jax.tree.map(lambda rows: lax.dynamic_index_in_dim(rows, index, keepdims=False), self.items)
+        return jax.tree.map(lambda rows: _on_device(lax.dynamic_index_in_dim(rows, index, keepdims=False)),
+                            self.items)
 
     def with_element(self, index, value) -> Buffer:
         import jax
         from jax import lax
-        items = jax.tree.map(lambda rows, new: lax.dynamic_update_index_in_dim(rows, new, index, 0),
+        items = jax.tree.map(lambda rows, new: lax.dynamic_update_index_in_dim(rows, _placed_as(rows, new), index, 0),
                              self.items, value)
         return Buffer(items, self.length)
 
@@ -135,6 +136,24 @@ def _in_host_memory(items):
     if device.platform == "cpu" or "pinned_host" not in {m.kind for m in device.addressable_memories()}:
         return items  # a CPU's memory is the host's: nothing to move
     return jax.device_put(items, jax.memory.Space.Host)
+
+
+def _in_host(value) -> bool:
+    """Whether the traced `value` lives in host memory (a ``swap_memory`` buffer on a GPU)."""
+    import jax
+    return getattr(jax.typeof(value), "memory_space", None) == jax.memory.Space.Host
+
+
+def _placed_as(rows, value):
+    """`value` in the memory of `rows`: XLA updates a buffer in host memory only with a value in host memory."""
+    import jax
+    return jax.device_put(value, jax.memory.Space.Host) if _in_host(rows) and not _in_host(value) else value
+
+
+def _on_device(value):
+    """`value` (read from a buffer) in the device's memory, where the kernels reading it compute."""
+    import jax
+    return jax.device_put(value, jax.memory.Space.Device) if _in_host(value) else value
 
 
 def constant_buffer(lowering, node) -> Buffer:

@@ -25,9 +25,13 @@ carries a countdown, and when it reaches zero it calls the host
   line of the loop that heard it, with ``autoloop_location`` for the
   command line's one-line report;
 - the countdown adapts: the first is sized from the body's work (about
-  2**22 element operations), later ones from the time the last took (about
-  0.05 s), so a short loop never calls the host and a long one calls it a
-  few times a second.
+  2**22 element operations, a few milliseconds on a CPU; a GPU or TPU
+  makes elements about a thousand times faster but spends about 10 µs on
+  each iteration itself, launching its kernels and reading its condition
+  back, so a scalar loop there asks after about 500 iterations, not a
+  million, and a loop of 512² matrix products not after every fourth),
+  later ones from the time the last took (about 0.05 s), so a short loop
+  never calls the host and a long one calls it a few times a second.
 
 A program with a host call in it costs XLA about 0.3 µs more per call, and
 the chunks about 0.2 µs more, although a short loop never makes the call: a
@@ -65,7 +69,9 @@ from autoloop.errors import raise_at
 from autoloop.ir.trips import trip_count
 
 LONG_LOOP = 1 << 16  # a loop with a bound above this many iterations is watched as one without a bound
-FIRST_WORK = 1 << 22  # element operations before a loop's first host call
+FIRST_WORK = 1 << 22  # element operations (about a nanosecond each on a CPU) before a loop's first host call
+ACCELERATOR_ITERATION_WORK = 1 << 13  # a GPU's or TPU's own time for an iteration (~10 µs), in those operations
+ACCELERATOR_SPEEDUP = 1000  # how many times faster a GPU or TPU makes elements than a CPU, roughly
 TARGET_SECONDS = 0.05  # time between host calls that later countdowns aim at
 LONGEST_COUNTDOWN = 1 << 24
 
@@ -89,12 +95,16 @@ def interrupt_site(node):
     return (), reproduce
 
 
-def first_countdown(body) -> int:
-    """Iterations before a loop's first host call: about `FIRST_WORK` element operations of `body`."""
+def first_countdown(body, platform: str = "cpu") -> int:
+    """Iterations before a loop's first host call: about `FIRST_WORK` element operations of `body` on a CPU;
+    on another `platform`, each iteration's elements count `ACCELERATOR_SPEEDUP` times less and the iteration
+    itself `ACCELERATOR_ITERATION_WORK`."""
     work = 0
     for node in body.walk():
         for value in node.outputs:
             work += max(1, value.shape.num_elements() or 1)
+    if platform != "cpu":
+        work = ACCELERATOR_ITERATION_WORK + work // ACCELERATOR_SPEEDUP
     return int(np.clip(FIRST_WORK // max(work, 1), 1, LONGEST_COUNTDOWN))
 
 
@@ -287,7 +297,7 @@ def watched_loop(lowering, node, cond_fn, body_fn, carry):
         values, errors, *others = carry
         return (values, errors.fail(site, stopped), *others), (countdown, stamp)
 
-    first = (jnp.int32(first_countdown(node.attrs["body"])), jnp.int32(-1))
+    first = (jnp.int32(first_countdown(node.attrs["body"], jax.default_backend())), jnp.int32(-1))
     carry, _ = jax.lax.while_loop(lambda state: cond_fn(state[0]), chunk, (carry, first))
     return carry
 
@@ -298,7 +308,8 @@ def capped_loop(lowering, node, cond_fn, body_fn, carry):
     state, which stops the program, and the program's result is then the marker (`JaxProgram`)."""
     import jax
     import jax.numpy as jnp
-    site, countdown = lowering.facts.sites.by_node[node], first_countdown(node.attrs["body"])
+    site = lowering.facts.sites.by_node[node]
+    countdown = first_countdown(node.attrs["body"], jax.default_backend())
     carry, done = jax.lax.while_loop(lambda inner: cond_fn(inner[0]) & (inner[1] < countdown),
                                      lambda inner: (body_fn(inner[0]), inner[1] + 1), (carry, jnp.int32(0)))
     values, errors, *others = carry
