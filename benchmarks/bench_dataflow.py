@@ -14,7 +14,8 @@
    not block by block (``fuse_sums=False``: the whole product ``X * i`` in
    memory, as before fused sums); on
    the compiled executor (``@autoloop.function``), and the same numpy work
-   spread over two threads by hand, the most two cores give for that work;
+   spread over two threads by hand, on whole arrays and on 2 MiB blocks of
+   ``X`` (no whole temporary: the most two cores give for that work);
    the peak memory (tracemalloc) of one run, in arrays of X's size; and the
    CPU time of one run, all threads together (median of three): what a run
    costs whatever else the machine runs, so on two free cores a run can
@@ -58,7 +59,9 @@ from autoloop.execute import dataflow
 SERIAL = "Session, one iteration at a time (parallel_iterations=1)"  # no other name starts with it
 COMPILED = "compiled executor"
 KERNEL_BY_KERNEL = "the same, its chain kernel by kernel, not block by block (fuse_sums=False)"
-BY_HAND = "numpy on 2 threads by hand (the ceiling)"
+BY_HAND = "numpy on 2 threads by hand, whole arrays"
+BY_HAND_BLOCKS = "numpy on 2 threads by hand, block by block (the ceiling)"
+HAND_BLOCK = 1 << 19  # elements: 2 MiB of float32, the executor's block (`autoloop.execute.dataflow.fused`)
 TENSORFLOW = "TensorFlow compat.v1 Session"
 DEFAULT_TENSORFLOW = "/work/tfenv/bin/python"
 
@@ -172,6 +175,13 @@ def non_strict(work: str, elements: int, iterations: int, rounds: int, child=Non
         raise AssertionError(f"the executors disagree: {results}")
     pool = ThreadPoolExecutor(2)
     impls[BY_HAND] = lambda: sum(pool.map(lambda i: np.sum(numpy_work(data, np.float32(i))), range(iterations)))
+
+    def blocks(i):  # what a careful numpy programmer writes for two cores: no whole temporary
+        c, total = np.float32(i), np.float32(0)
+        for start in range(0, elements, HAND_BLOCK):
+            total += np.add.reduce(numpy_work(data[start:start + HAND_BLOCK], c))
+        return total
+    impls[BY_HAND_BLOCKS] = lambda: sum(pool.map(blocks, range(iterations)))
     if child is not None:
         for parallel_iterations in (1, 10):
             impls[f"{TENSORFLOW}, parallel_iterations={parallel_iterations}"] = \

@@ -18,7 +18,8 @@ def test_a_quick_run_reports_both_tables():
     for row in ("| Session, one iteration at a time (parallel_iterations=1), compiled |",
                 "| Session, parallel_iterations=10, compiled |",  # the quick sizes are small: compiled
                 "| the same, its loop forced to run as frames (compile_loops=False) |",
-                "| compiled executor |", "| numpy on 2 threads by hand (the ceiling) |",
+                "| compiled executor |", "| numpy on 2 threads by hand, whole arrays |",
+                "| numpy on 2 threads by hand, block by block (the ceiling) |",
                 "reduce_sum(tanh(X ** (1 + i / 1000)))", "| Session (compiled: the cost rule) |",
                 "| Session's loop forced to run as frames, parallel_iterations=10 |"):
         assert row in report, row
