@@ -19,10 +19,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import itertools
+import os
 import pathlib
 import threading
 import time
 import tracemalloc
+import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -704,3 +707,85 @@ def test_a_task_whose_chain_ends_off_the_pool_waits_queued_behind_a_busy_worker(
         runner.join(timeout=20)
         assert_identical(interpret(graph, x)[0], results[0][0])
     assert handed_while_blocked == (1 if feeds_the_pool else 2)
+
+
+# -- the pool's threads: the process's, lent to one run at a time ------------------------------------------
+def _pool_threads() -> set:
+    return {thread for thread in threading.enumerate() if thread.name.startswith("autoloop-dataflow")}
+
+
+def _pooled_loop(parallel_iterations=10):
+    """A loop whose body's chain runs on the pool: ``acc += reduce_sum(tanh(x * i))`` over a large `x`."""
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+    graph = _graph(lambda x: al.while_loop(
+        lambda i, acc: i < 6, lambda i, acc: (i + 1, acc + al.reduce_sum(al.tanh(x * al.cast(i, al.float32)))),
+        (0, 0.0), parallel_iterations=parallel_iterations)[1], x, autograph=False)
+    lowered = dataflow.lower(graph, parallel_iterations)
+    return graph, dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+
+
+def test_runs_one_after_another_use_the_same_threads_and_leave_nothing_in_them():
+    graph, plan = _pooled_loop()
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+    dataflow.execute(plan, [x], workers=2)
+    threads = _pool_threads()
+    assert 1 <= len(threads) <= 2 + 1  # two for this run, maybe one still going back from a run before
+    for scale in (1, 2, 3):
+        fed = x * scale
+        (total,) = dataflow.execute(plan, [fed], workers=2)
+        assert_identical(interpret(graph, fed)[0], total)
+        assert _pool_threads() == threads  # no thread started, none ended
+        alive = weakref.ref(fed)
+        del fed, total
+        assert alive() is None  # an idle thread holds no value of the run it served
+
+
+def test_runs_from_several_threads_at_once_each_get_their_own_threads_and_results():
+    graph, plan = _pooled_loop()
+    inputs = [np.linspace(0, 1, 1 << 16, dtype=np.float32) * (k + 1) for k in range(4)]
+    expected = [interpret(graph, x)[0] for x in inputs]
+    results, barrier = {}, threading.Barrier(len(inputs), timeout=20)
+
+    def caller(k):
+        barrier.wait()
+        for _ in range(3):
+            results.setdefault(k, []).append(dataflow.execute(plan, [inputs[k]], workers=2)[0])
+
+    callers = [threading.Thread(target=caller, args=(k,)) for k in range(len(inputs))]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join(timeout=60)
+    for k, want in enumerate(expected):
+        assert len(results[k]) == 3
+        for got in results[k]:
+            assert_identical(want, got)
+    assert len(_pool_threads()) <= 2 * len(inputs) + 2  # at most two per run at once, kept for the next
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_starts_threads_of_its_own():
+    graph, plan = _pooled_loop()
+    x = np.linspace(0, 1, 1 << 16, dtype=np.float32)
+    (expected,) = dataflow.execute(plan, [x], workers=2)  # the parent's threads now idle
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # forking a process with threads: fine here
+        child = os.fork()
+    if child == 0:  # the child: the parent's idle threads are not here; a run must not wait for them
+        code = 1
+        try:
+            (total,) = dataflow.execute(plan, [x], workers=2)
+            code = 0 if np.asarray(total).tobytes() == np.asarray(expected).tobytes() else 3
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        pytest.fail("the forked child's run waited for the parent's threads")
+    assert os.waitstatus_to_exitcode(status) == 0
