@@ -38,6 +38,7 @@ from autoloop.errors import InvalidArgumentError
 from autoloop.execute import dataflow
 from autoloop.execute.dataflow import executor as dataflow_executor
 from autoloop.execute.dataflow import plan as dataflow_plan
+from autoloop.execute.dataflow import workers as dataflow_workers
 from autoloop.execute.interpreter import interpret
 from autoloop.ops import registry
 from autoloop.ops.dispatch import apply
@@ -683,8 +684,8 @@ def test_a_task_whose_chain_ends_off_the_pool_waits_queued_behind_a_busy_worker(
     where a chain's result goes on to a pool kernel (``y + y``), nothing is queued behind."""
     x = np.ones(1 << 16, np.float32)
     gate, handed = threading.Event(), []
-    put = dataflow_executor._Workers.put
-    monkeypatch.setattr(dataflow_executor._Workers, "put",
+    put = dataflow_workers.Workers.put
+    monkeypatch.setattr(dataflow_workers.Workers, "put",
                         lambda pool, task, busy: (handed.append(task[0]), put(pool, task, busy))[1])
     with registered(OpDef("TestBlocked", kernel=_blocked, infer=_same_spec)):
         def work(x, c):

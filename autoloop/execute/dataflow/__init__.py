@@ -4,7 +4,8 @@
 - `verify(lowered)`: the form's own checks (verify.py);
 - `Plan(lowered, fetches, fed, targets)`: what a run needs, each loop compiled or as frames (plan.py);
 - `run(lowered, fetches, feeds, targets)`, `call(lowered, *inputs)` and `execute(plan, feed_values)`:
-  the executor (executor.py).
+  the executor (executor.py), its chains summed block by block (fused.py) and its pool's threads,
+  the process's, lent to one run at a time (workers.py).
 """
 
 from autoloop.execute.dataflow.executor import DEAD, call, execute, run
