@@ -9,6 +9,7 @@ broadcasting, failures) runs kernel by kernel.
 from __future__ import annotations
 
 import json
+import threading
 import tracemalloc
 
 import numpy as np
@@ -190,6 +191,7 @@ def test_a_failed_probe_a_dtype_change_or_a_small_array_runs_the_chain_kernel_by
     monkeypatch.setattr(run, "in_place", [np.isfinite])  # a unary kernel giving bools cannot write in place
     assert run([x, np.float32(2)]) is None
     monkeypatch.undo()
+    run.decisions.clear()  # decided once per kind of inputs: forget, to decide with the failing probe
     monkeypatch.setattr(run, "head", failing)  # the one-element probe fails: nothing is written yet
     assert run([x, np.float32(2)]) is None
     assert_identical(interpret(graph, x)[0], dataflow.execute(plan, [x], workers=2)[0])
@@ -270,3 +272,66 @@ def test_the_trace_shows_each_iterations_fused_run_as_one_box_named_after_its_ke
     boxes = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["args"]["op"] == "Mul+Tanh+Sum"]
     assert sorted(tuple(e["args"]["iteration"]) for e in boxes) == [(k,) for k in range(6)]
     assert boxes[0]["name"] == "while/body/mul+while/body/Tanh+while/body/Sum"
+
+
+def _tanh_chain():
+    x = _spread(N)
+    graph = _graph(lambda x: al.reduce_sum(al.tanh(x * 2.0)), x)
+    lowered = dataflow.lower(graph)
+    plan = dataflow.Plan(lowered, lowered.outputs, lowered.inputs)
+    (run,) = [run for run in plan.fused if run is not None]
+    return run
+
+
+def _kinds():
+    """Inputs of several kinds for ``sum(tanh(x * c))``: dtypes, sizes, a layout the blocks cannot take."""
+    x = _spread(N, np.float64, seed=3)
+    return [("float32", [x.astype(np.float32), np.float32(0.5)], True),
+            ("float64", [x, np.float64(0.25)], True),
+            ("float64 by a float32", [x, np.float32(0.25)], True),  # its kind differs from float32's in x only
+            ("float32, 0-d array", [x[:N // 2].astype(np.float32), np.asarray(np.float32(2))], True),
+            ("float64, rank 2", [x[:400 * 300].reshape(400, 300), np.float64(1.5)], True),
+            ("strided", [x[::2], np.float64(0.5)], False),
+            ("float16", [np.tanh(x).astype(np.float16), np.float16(0.5)], False)]
+
+
+def _whole(values):
+    return np.add.reduce(np.tanh(np.multiply(*values)), axis=None)
+
+
+def test_decisions_are_kept_per_kind_of_inputs_whatever_the_order():
+    for order in (1, -1):
+        run = _tanh_chain()
+        for _ in range(2):
+            for name, values, fuses in _kinds()[::order]:
+                results = run(values)
+                assert (results is not None) == fuses, name
+                if fuses:
+                    assert np.asarray(results[0]).tobytes() == np.asarray(_whole(values)).tobytes(), name
+        assert len(run.decisions) == len(_kinds())
+
+
+def test_decisions_from_threads_at_once_and_past_the_most_kept():
+    run = _tanh_chain()
+    kinds = _kinds()
+    failures, barrier = [], threading.Barrier(len(kinds), timeout=20)
+
+    def caller(name, values, fuses):
+        barrier.wait()
+        for _ in range(5):
+            results = run(values)
+            if (results is not None) != fuses or (fuses and np.asarray(results[0]).tobytes()
+                                                  != np.asarray(_whole(values)).tobytes()):
+                failures.append(name)
+
+    threads = [threading.Thread(target=caller, args=kind) for kind in kinds]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    x = _spread(N, np.float64, seed=4)
+    for size in range(fused.MOST_SIGNATURES + 4):  # more kinds than are kept: the oldest are decided again
+        values = [x[:N - 37 * size], np.float64(0.75)]
+        assert np.asarray(run(values)[0]).tobytes() == np.asarray(_whole(values)).tobytes()
+        assert len(run.decisions) <= fused.MOST_SIGNATURES
