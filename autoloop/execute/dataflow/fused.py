@@ -59,9 +59,9 @@ from autoloop.ops import registry
 from autoloop.ops.static_args import runtime_axes
 
 # A block of the head's result: at most half of it (so two workers hold one array, as the compiled loop's one
-# product does) and at most 2 MiB. Not smaller: each block takes the GIL about four times, and two workers
-# handing it back and forth ran the benchmark's memory-bound loop 1.13-1.42x faster than one iteration at a
-# time with quarter blocks of 1 MiB, 1.39-1.46x with halves, 1.45-1.60x kernel by kernel (same rounds).
+# product does) and at most 2 MiB. Not smaller: each block's kernels take the GIL back, and two workers
+# handing it back and forth ran the benchmark's memory-bound loop 1.50x faster than one iteration at a time
+# with halves, 1.45x with quarters (1 MiB) and 1.28x with eighths (medians of 61 rounds, the same rounds).
 BLOCK_BYTES = 1 << 21
 PAIRWISE_LEAF = 128  # numpy's PW_BLOCKSIZE: it cuts only parts larger than this, so blocks must be larger too
 MOST_SIGNATURES = 16  # decisions a chain keeps (`FusedSum.decisions`); more kinds of inputs start again
