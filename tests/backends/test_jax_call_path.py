@@ -64,6 +64,12 @@ def run_in_threads(worker, count):
         thread.join()
 
 
+def loop_body(function, *args):
+    """The body graph of the one ``While`` in `function`'s trace for `args`."""
+    (loop,) = [node for node in function.get_concrete_function(*args).graph.walk() if node.op == "While"]
+    return loop.attrs["body"]
+
+
 def program_of(function):
     (concrete,) = function._traces.values()
     return concrete.compiled
@@ -257,9 +263,7 @@ def test_a_short_loop_runs_the_quick_program_and_a_long_one_the_watched_program(
     program = program_of(f)
     assert program._quick is not None and not program.facts.watch.ran_long
     assert program._quick._cache_size() == 1 and program._jitted._cache_size() == 0  # the watched one: never run
-    (loop,) = [node for node in f.get_concrete_function(al.constant(10), al.constant(0)).graph.walk()
-               if node.op == "While"]
-    long = 3 * first_countdown(loop.attrs["body"], jax.default_backend())  # past its first countdown
+    long = 3 * first_countdown(loop_body(f, al.constant(10), al.constant(0)), jax.default_backend())  # past it
     assert f(al.constant(long), al.constant(0)).numpy() == long  # gave up, then watched
     assert program.facts.watch.ran_long  # the next call goes to the watched program directly
     assert f(al.constant(7), al.constant(0)).numpy() == 7
@@ -281,10 +285,7 @@ def test_a_result_equal_to_the_marker_is_the_true_result(dtype):
 
 
 def test_the_first_countdown_counts_an_accelerators_cost_of_an_iteration():
-    f = al.function(count_up, backend="jax")
-    (loop,) = [node for node in f.get_concrete_function(al.constant(10), al.constant(0)).graph.walk()
-               if node.op == "While"]
-    body = loop.attrs["body"]
+    body = loop_body(al.function(count_up, backend="jax"), al.constant(10), al.constant(0))
     on_cpu, on_gpu = first_countdown(body, "cpu"), first_countdown(body, "gpu")
     assert on_cpu > 1 << 18  # a scalar body: hundreds of thousands of iterations, a few milliseconds on a CPU
     assert 256 <= on_gpu <= 512  # each about 10 µs on a GPU: the first host call within about 5 ms, not seconds
@@ -294,11 +295,9 @@ def test_the_first_countdown_counts_an_accelerators_cost_of_an_iteration():
         for _ in al.range(steps):
             m = al.matmul(m, w)
         return m
-    big = al.function(products, backend="jax")
-    (loop,) = [node for node in big.get_concrete_function(np.ones((512, 512)), np.ones((512, 512)),
-                                                          al.constant(20)).graph.walk() if node.op == "While"]
-    assert first_countdown(loop.attrs["body"], "cpu") <= 8  # about a millisecond an iteration on a CPU
-    assert first_countdown(loop.attrs["body"], "gpu") >= 400  # about 10 µs on a GPU: twenty never ask
+    body = loop_body(al.function(products, backend="jax"), np.ones((512, 512)), np.ones((512, 512)), al.constant(20))
+    assert first_countdown(body, "cpu") <= 8  # about a millisecond an iteration on a CPU
+    assert first_countdown(body, "gpu") >= 400  # about 10 µs on a GPU: twenty never ask
 
 
 def test_give_up_markers():
